@@ -1,0 +1,1 @@
+# wasm module: added with the bindings

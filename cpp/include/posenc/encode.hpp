@@ -1,0 +1,54 @@
+// posenc: computing the table, adding it to embeddings, concatenating it, and the shift rotation.
+//
+// Precision (every function here, every build, every position p < 2^24, dim <= 8192): each float32
+// output is within 2^-22 absolute of the float64 value sin(p * w_i) / cos(p * w_i) with w_i from
+// frequency(). Angles are formed in float64, never float32. add_to's bound is relative to the
+// float32 result of emb * scale + PE (one extra rounding of the sum).
+//
+// All functions validate their arguments, return a Status, and write nothing when it is not ok.
+// Buffers are float32, row-major; lengths are element counts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "posenc/spec.hpp"
+#include "posenc/status.hpp"
+
+namespace posenc {
+
+// Writes rows.count rows of spec.dim columns into out (out_len must be rows.count * spec.dim).
+// Row r is PE(position of row r), laid out as spec.layout says; zero_rows are all zero.
+Status encode(const Spec& spec, const RowPositions& rows, float* out, std::size_t out_len);
+
+// In place: embeddings[r, c] = embeddings[r, c] * scale + PE(row r)[c], fused (the table is never
+// stored). embeddings_len must be rows.count * spec.dim. scale = sqrt(dim) gives the paper's input.
+Status add_to(const Spec& spec, const RowPositions& rows, float scale, float* embeddings,
+              std::size_t embeddings_len);
+
+// out row r = [embeddings row r (embedding_dim values) | PE(row r) (spec.dim values)].
+// embeddings_len must be rows.count * embedding_dim (embedding_dim >= 1), out_len
+// rows.count * (embedding_dim + spec.dim).
+Status concat(const Spec& spec, const RowPositions& rows, const float* embeddings,
+              std::size_t embeddings_len, std::int64_t embedding_dim, float* out,
+              std::size_t out_len);
+
+// The relative-position property: PE(p + k) = M_k PE(p) for every p, where M_k is block-diagonal
+// with, for frequency w_i, the rotation [[cos kw_i, sin kw_i], [-sin kw_i, cos kw_i]] acting on the
+// (sin, cos) column pair of that frequency (wherever the layout puts it). Zero-padding columns map
+// to zero. Writes M_k as a dim x dim row-major matrix (out_len = dim * dim), so that
+// PE(p + k)[r] = sum_c M[r * dim + c] * PE(p)[c]. k may be negative or fractional (|k| <=
+// kMaxPosition). An odd dim under OddDim::paper has a sine column without a cosine partner and is
+// rejected (Status::unsupported_shift).
+Status shift_matrix(const Spec& spec, double k, float* out, std::size_t out_len);
+
+// The same rotation in compact form: for each frequency i, out[2i] = cos(k w_i) and
+// out[2i + 1] = sin(k w_i); out_len must be 2 * columns_of(spec).sines.
+Status shift_blocks(const Spec& spec, double k, float* out, std::size_t out_len);
+
+// The scalar float64 reference: one libm sin/cos per element. Slow, and the oracle every fast
+// path is tested against. Same contract as encode().
+Status encode_reference(const Spec& spec, const RowPositions& rows, float* out,
+                        std::size_t out_len);
+
+}  // namespace posenc

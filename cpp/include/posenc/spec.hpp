@@ -1,0 +1,101 @@
+// posenc: the description of one sinusoidal positional encoding table.
+//
+// A Spec says which table is meant (its width, frequencies and column layout); a RowPositions
+// says which rows of it are wanted. Both are plain values; validate() checks them before any
+// kernel runs, so no kernel ever sees an out-of-range size or a non-finite parameter.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "posenc/status.hpp"
+
+namespace posenc {
+
+// Column order of the table.
+enum class Layout : std::uint8_t {
+  // Column 2i holds sin(pos * w_i), column 2i+1 holds cos(pos * w_i) (the paper, PyTorch tutorial).
+  interleaved,
+  // Columns [0, S) hold sin(pos * w_i), the next C columns cos(pos * w_i): [sin block | cos block]
+  // (tensor2tensor, fairseq, Whisper, the TensorFlow tutorial, Marian).
+  split,
+};
+
+// How the angular frequencies w_0 > w_1 > ... are spaced. With n frequencies and
+// m = min_timescale, b = base: w_i = m * (b / m)^(-e_i), where
+enum class Frequencies : std::uint8_t {
+  paper,  // e_i = 2i / dim                  (the paper: w_i = 10000^(-2i/d) when m = 1)
+  half,   // e_i = i / max(n - 1, 1)         (tensor2tensor get_timing_signal_1d, fairseq, Whisper)
+};
+
+// What to do when dim is odd.
+enum class OddDim : std::uint8_t {
+  paper,     // ceil(d/2) sine columns, floor(d/2) cosine columns (the last sine has no cosine)
+  zero_pad,  // floor(d/2) sine and cosine columns, the last column is zero (tensor2tensor, fairseq)
+  reject,    // an odd dim is an error (Whisper, OpenNMT-tf)
+};
+
+// The largest dim accepted. Precision is tested up to 8192.
+inline constexpr std::int64_t kMaxDim = 65536;
+// Positions (absolute, the number the angle multiplies) must lie in [0, kMaxPosition].
+// The 2^-22 precision bound is guaranteed below kPrecisePositionLimit = 2^24; above it the
+// float64 angle itself carries more error than a float32 ulp, but every value stays in [-1, 1].
+inline constexpr double kMaxPosition = 2147483647.0;         // 2^31 - 1
+inline constexpr double kPrecisePositionLimit = 16777216.0;  // 2^24
+// The most elements (rows * columns) one call may produce: 2^31 - 1, the largest typed array
+// length every JavaScript engine allows for a Float32Array.
+inline constexpr std::int64_t kMaxElements = 2147483647;
+
+// One sinusoidal table. Defaults give the paper's table.
+struct Spec {
+  std::int64_t dim = 0;        // columns of the table, 1..kMaxDim
+  double base = 10000.0;       // the longest timescale (max_timescale), finite and > min_timescale
+  double min_timescale = 1.0;  // multiplies every frequency (as tensor2tensor does), finite, > 0
+  Layout layout = Layout::interleaved;
+  Frequencies frequencies = Frequencies::paper;
+  OddDim odd = OddDim::paper;
+  // Smallest dim allowed (presets whose framework divides by n - 1 need 4).
+  std::int64_t min_dim = 1;
+};
+
+// Column structure derived from a valid Spec.
+struct Columns {
+  std::int64_t sines = 0;    // number of sine columns (= number of frequencies)
+  std::int64_t cosines = 0;  // number of cosine columns
+  std::int64_t zeros = 0;    // 1 when an odd dim is zero-padded, else 0
+};
+
+// Checks dim, base, min_timescale and the enums. Returns Status::ok or the first problem.
+Status validate(const Spec& spec);
+
+// The column counts of a valid spec (undefined for an invalid one: validate first).
+Columns columns_of(const Spec& spec);
+
+// The angular frequency w_i of sine column i (0 <= i < columns_of(spec).sines), in radians per
+// position, computed in float64 as m * exp(-e_i * ln(b / m)).
+double frequency(const Spec& spec, std::int64_t i);
+
+// Which rows are wanted. Exactly one way of giving positions is used:
+// - explicit positions (positions != nullptr): row r has absolute position positions[r];
+// - otherwise consecutive positions first_position + r.
+// Rows whose zero_rows[r] is nonzero (when zero_rows != nullptr) are all zero (fairseq padding).
+struct RowPositions {
+  std::int64_t count = 0;             // number of rows, 1..kMaxElements / columns
+  double first_position = 0.0;        // absolute position of row 0 (finite, 0..kMaxPosition)
+  const double* positions = nullptr;  // optional, count entries, each finite in [0, kMaxPosition]
+  const std::uint8_t* zero_rows = nullptr;  // optional, count entries
+};
+
+// Checks the rows against the spec: count > 0, count * dim <= kMaxElements, every position finite
+// and in [0, kMaxPosition] (for consecutive rows: first and last).
+Status validate(const Spec& spec, const RowPositions& rows);
+
+// fairseq's make_positions: row r is padding when padding_mask[r] != 0; non-padding rows get
+// positions padding_idx + 1, padding_idx + 2, ... counted over non-padding rows only, starting
+// after `previous` earlier non-padding tokens. Writes count positions to out and returns
+// Status::ok, or an error when padding_idx is negative or a position would exceed kMaxPosition.
+Status positions_from_padding_mask(const std::uint8_t* padding_mask, std::int64_t count,
+                                   std::int64_t padding_idx, std::int64_t previous, double* out);
+
+}  // namespace posenc

@@ -1,0 +1,69 @@
+// The shift rotation M_k with PE(p + k) = M_k PE(p).
+#include <cmath>
+#include <cstring>
+
+#include "posenc/encode.hpp"
+#include "table.hpp"
+
+namespace posenc {
+
+namespace {
+
+Status check_shift(const Spec& spec, double k) {
+  if (Status s = validate(spec); s != Status::ok) return s;
+  if (spec.dim % 2 != 0 && spec.odd == OddDim::paper) return Status::unsupported_shift;
+  if (!std::isfinite(k) || std::fabs(k) > kMaxPosition) return Status::invalid_shift;
+  return Status::ok;
+}
+
+// Column of sine i and of cosine i under the spec's layout.
+void pair_columns(const detail::Table& t, std::int64_t i, std::int64_t* sine,
+                  std::int64_t* cosine) {
+  if (t.spec.layout == Layout::interleaved) {
+    *sine = 2 * i;
+    *cosine = 2 * i + 1;
+  } else {
+    *sine = i;
+    *cosine = t.columns.sines + i;
+  }
+}
+
+}  // namespace
+
+Status shift_blocks(const Spec& spec, double k, float* out, std::size_t out_len) {
+  if (Status s = check_shift(spec, k); s != Status::ok) return s;
+  const detail::Table t(spec);
+  if (out == nullptr || out_len != static_cast<std::size_t>(2 * t.columns.sines)) {
+    return Status::size_mismatch;
+  }
+  for (std::int64_t i = 0; i < t.columns.sines; ++i) {
+    const double angle = k * t.frequencies.data()[i];
+    out[2 * i] = static_cast<float>(std::cos(angle));
+    out[2 * i + 1] = static_cast<float>(std::sin(angle));
+  }
+  return Status::ok;
+}
+
+Status shift_matrix(const Spec& spec, double k, float* out, std::size_t out_len) {
+  if (Status s = check_shift(spec, k); s != Status::ok) return s;
+  const std::int64_t d = spec.dim;
+  if (out == nullptr || out_len != static_cast<std::size_t>(d * d)) return Status::size_mismatch;
+  const detail::Table t(spec);
+  std::memset(out, 0, sizeof(float) * out_len);
+  for (std::int64_t i = 0; i < t.columns.sines; ++i) {
+    const double angle = k * t.frequencies.data()[i];
+    const float c = static_cast<float>(std::cos(angle));
+    const float s = static_cast<float>(std::sin(angle));
+    std::int64_t sine_col, cosine_col;
+    pair_columns(t, i, &sine_col, &cosine_col);
+    // sin((p+k)w) = cos(kw) sin(pw) + sin(kw) cos(pw); cos((p+k)w) = -sin(kw) sin(pw) + cos(kw)
+    // cos(pw)
+    out[sine_col * d + sine_col] = c;
+    out[sine_col * d + cosine_col] = s;
+    out[cosine_col * d + sine_col] = -s;
+    out[cosine_col * d + cosine_col] = c;
+  }
+  return Status::ok;
+}
+
+}  // namespace posenc

@@ -1,0 +1,61 @@
+// Internal: a validated spec with its frequencies, and the layout scatter shared by every kernel.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "posenc/spec.hpp"
+
+namespace posenc::detail {
+
+struct Table {
+  Spec spec;
+  Columns columns;
+  std::vector<double> frequencies;  // w_i, columns.sines entries
+
+  explicit Table(const Spec& s);
+};
+
+// Absolute position of row r.
+inline double row_position(const RowPositions& rows, std::int64_t r) {
+  return rows.positions != nullptr ? rows.positions[r]
+                                   : rows.first_position + static_cast<double>(r);
+}
+
+inline bool is_zero_row(const RowPositions& rows, std::int64_t r) {
+  return rows.zero_rows != nullptr && rows.zero_rows[r] != 0;
+}
+
+// Writes one row from its sines (columns.sines values) and cosines (columns.cosines values):
+// out_row[c] = value of column c under the layout, times 1, plus `scale * out_row[c]` when Add.
+// Add = false: store; Add = true: out_row[c] = out_row[c] * scale + value.
+template <bool Add>
+inline void scatter_row(const Table& t, const float* sines, const float* cosines, float scale,
+                        float* out_row) {
+  const std::int64_t ns = t.columns.sines, nc = t.columns.cosines;
+  auto put = [&](std::int64_t c, float v) {
+    if constexpr (Add) {
+      out_row[c] = out_row[c] * scale + v;
+    } else {
+      out_row[c] = v;
+    }
+  };
+  if (t.spec.layout == Layout::interleaved) {
+    for (std::int64_t i = 0; i < nc; ++i) {
+      put(2 * i, sines[i]);
+      put(2 * i + 1, cosines[i]);
+    }
+    if (ns > nc) put(2 * nc, sines[nc]);
+  } else {
+    for (std::int64_t i = 0; i < ns; ++i)
+      put(i, sines[i]);
+    for (std::int64_t i = 0; i < nc; ++i)
+      put(ns + i, cosines[i]);
+  }
+  if (t.columns.zeros) put(t.spec.dim - 1, 0.0f);
+}
+
+// Fills sines[i] = sin(p * w_i), cosines[i] = cos(p * w_i) for one row, rounded from float64.
+void reference_row(const Table& t, double p, float* sines, float* cosines);
+
+}  // namespace posenc::detail

@@ -1,0 +1,242 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "oracle.hpp"
+#include "posenc/posenc.hpp"
+
+using namespace posenc;
+
+namespace {
+
+std::vector<Spec> all_specs(std::int64_t dim) {
+  std::vector<Spec> specs;
+  for (Layout layout : {Layout::interleaved, Layout::split}) {
+    for (Frequencies f : {Frequencies::paper, Frequencies::half}) {
+      for (OddDim odd : {OddDim::paper, OddDim::zero_pad}) {
+        Spec s;
+        s.dim = dim;
+        s.layout = layout;
+        s.frequencies = f;
+        s.odd = odd;
+        if (dim % 2 == 0 && odd == OddDim::zero_pad) continue;  // same as paper for even dims
+        specs.push_back(s);
+      }
+    }
+  }
+  for (int i = 0; i < kPresetCount; ++i) {
+    Spec s = preset_spec(static_cast<Preset>(i), dim);
+    if (validate(s) == Status::ok) specs.push_back(s);
+  }
+  return specs;
+}
+
+std::vector<double> test_positions(std::uint32_t seed, int random_count) {
+  std::vector<double> p = {0, 1, 2, 3, 1048576, 16777215, 16777214, 12345, 100000, 1000000};
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<std::int64_t> any(0, 16777215);
+  for (int i = 0; i < random_count; ++i)
+    p.push_back(static_cast<double>(any(rng)));
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("every float32 output is within 2^-22 of float64 at random and extreme positions",
+          "[precision]") {
+  for (std::int64_t dim : {1, 2, 3, 6, 50, 51, 512, 4096}) {
+    const auto positions = test_positions(static_cast<std::uint32_t>(dim), dim > 512 ? 6 : 40);
+    for (const Spec& spec : all_specs(dim)) {
+      INFO(oracle::describe(spec));
+      const auto got = oracle::encode_at(spec, positions);
+      CHECK(oracle::max_abs_diff(got, oracle::table(spec, positions)) <= oracle::kBound);
+    }
+  }
+}
+
+TEST_CASE("precision holds at dim 8192 and with consecutive rows near 2^24", "[precision]") {
+  Spec spec;
+  spec.dim = 8192;
+  const std::vector<double> positions = {0, 16777215, 9999991};
+  CHECK(oracle::max_abs_diff(oracle::encode_at(spec, positions), oracle::table(spec, positions)) <=
+        oracle::kBound);
+
+  spec.dim = 64;
+  RowPositions rows;
+  rows.count = 300;
+  rows.first_position = 16777216.0 - 300.0;
+  std::vector<float> out(300 * 64);
+  REQUIRE(encode(spec, rows, out.data(), out.size()) == Status::ok);
+  std::vector<double> expected_positions;
+  for (int r = 0; r < 300; ++r)
+    expected_positions.push_back(rows.first_position + r);
+  CHECK(oracle::max_abs_diff(out, oracle::table(spec, expected_positions)) <= oracle::kBound);
+}
+
+TEST_CASE("the fast path equals the scalar reference", "[precision]") {
+  for (std::int64_t dim : {1, 3, 6, 51, 64, 130, 512}) {
+    for (const Spec& spec : all_specs(dim)) {
+      for (double first : {0.0, 7.0, 16777000.0, 0.5}) {
+        INFO(oracle::describe(spec) << " first=" << first);
+        RowPositions rows;
+        rows.count = 67;
+        rows.first_position = first;
+        std::vector<float> fast(67 * dim), ref(67 * dim);
+        REQUIRE(encode(spec, rows, fast.data(), fast.size()) == Status::ok);
+        REQUIRE(encode_reference(spec, rows, ref.data(), ref.size()) == Status::ok);
+        double worst = 0;
+        for (std::size_t i = 0; i < fast.size(); ++i) {
+          worst = std::max(worst, std::fabs(static_cast<double>(fast[i]) - ref[i]));
+        }
+        // Both are within 2^-22 of float64, so they differ by at most twice that.
+        CHECK(worst <= 2 * oracle::kBound);
+      }
+    }
+  }
+}
+
+TEST_CASE("seed properties: bounded, unique rows, position 0 and position 5", "[seeds]") {
+  Spec spec;
+  spec.dim = 50;
+  RowPositions rows;
+  rows.count = 100;
+  std::vector<float> pe(100 * 50);
+  REQUIRE(encode(spec, rows, pe.data(), pe.size()) == Status::ok);
+  for (float v : pe) {
+    CHECK(v >= -1.0f);
+    CHECK(v <= 1.0f);
+  }
+  std::set<std::vector<float>> unique;
+  for (int r = 0; r < 100; ++r)
+    unique.insert(std::vector<float>(&pe[r * 50], &pe[r * 50 + 50]));
+  CHECK(unique.size() == 100);
+  for (int c = 0; c < 50; ++c)
+    CHECK(pe[c] == (c % 2 == 0 ? 0.0f : 1.0f));
+  const float* row5 = &pe[5 * 50];
+  CHECK(row5[0] == Approx(std::sin(5.0)).margin(1e-7));
+  CHECK(row5[1] == Approx(std::cos(5.0)).margin(1e-7));
+  const double a = 5.0 / std::pow(10000.0, 2.0 / 50.0);
+  CHECK(row5[2] == Approx(std::sin(a)).margin(1e-7));
+  CHECK(row5[3] == Approx(std::cos(a)).margin(1e-7));
+  // The seed prints -0.85, 0.52 for this pair; its own formula gives -0.312, -0.950.
+  CHECK(row5[2] == Approx(-0.312).margin(5e-4));
+  CHECK(row5[3] == Approx(-0.950).margin(5e-4));
+  CHECK(row5[49] == Approx(std::cos(5.0 / std::pow(10000.0, 48.0 / 50.0))).margin(1e-7));
+}
+
+TEST_CASE("encode with an offset equals the rows of encode from 0", "[encode]") {
+  for (const Spec& spec : all_specs(34)) {
+    INFO(oracle::describe(spec));
+    RowPositions all;
+    all.count = 200;
+    std::vector<float> full(200 * 34);
+    REQUIRE(encode(spec, all, full.data(), full.size()) == Status::ok);
+    for (std::int64_t k : {1, 37, 150}) {
+      RowPositions part;
+      part.count = 200 - k;
+      part.first_position = static_cast<double>(k);
+      std::vector<float> tail(static_cast<std::size_t>((200 - k) * 34));
+      REQUIRE(encode(spec, part, tail.data(), tail.size()) == Status::ok);
+      CHECK(std::equal(tail.begin(), tail.end(), full.begin() + k * 34));
+    }
+  }
+}
+
+TEST_CASE("zero rows are zero and the rest keep their positions", "[encode]") {
+  Spec spec = preset_spec(Preset::fairseq, 8);
+  const std::uint8_t mask[] = {1, 0, 0, 1, 0};
+  double positions[5];
+  REQUIRE(positions_from_padding_mask(mask, 5, 1, 0, positions) == Status::ok);
+  RowPositions rows;
+  rows.count = 5;
+  rows.positions = positions;
+  rows.zero_rows = mask;
+  std::vector<float> out(40, 7.0f);
+  REQUIRE(encode(spec, rows, out.data(), out.size()) == Status::ok);
+  for (int c = 0; c < 8; ++c) {
+    CHECK(out[c] == 0.0f);
+    CHECK(out[3 * 8 + c] == 0.0f);
+  }
+  const auto expected = oracle::table(spec, {2.0});
+  for (int c = 0; c < 8; ++c)
+    CHECK(out[8 + c] == Approx(expected[c]).margin(oracle::kBound));
+}
+
+TEST_CASE("add_to equals emb * scale + encode", "[encode]") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  for (const Spec& spec : all_specs(51)) {
+    INFO(oracle::describe(spec));
+    RowPositions rows;
+    rows.count = 33;
+    rows.first_position = 1000.0;
+    std::vector<float> emb(33 * 51);
+    for (float& v : emb)
+      v = u(rng);
+    std::vector<float> pe(emb.size()), sum = emb;
+    REQUIRE(encode(spec, rows, pe.data(), pe.size()) == Status::ok);
+    const float scale = std::sqrt(51.0f);
+    REQUIRE(add_to(spec, rows, scale, sum.data(), sum.size()) == Status::ok);
+    for (std::size_t i = 0; i < emb.size(); ++i) {
+      const double want = static_cast<double>(emb[i]) * scale + pe[i];
+      // One rounding of the product and one of the sum, on values up to about 22.
+      CHECK(std::fabs(sum[i] - want) <= 2 * oracle::kBound + 4e-6);
+    }
+  }
+}
+
+TEST_CASE("add_to with a padding mask only scales padding rows", "[encode]") {
+  Spec spec = preset_spec(Preset::fairseq, 6);
+  const std::uint8_t mask[] = {0, 1};
+  const double positions[] = {2.0, 1.0};
+  RowPositions rows;
+  rows.count = 2;
+  rows.positions = positions;
+  rows.zero_rows = mask;
+  std::vector<float> emb(12, 1.5f);
+  REQUIRE(add_to(spec, rows, 2.0f, emb.data(), emb.size()) == Status::ok);
+  for (int c = 6; c < 12; ++c)
+    CHECK(emb[c] == 3.0f);
+}
+
+TEST_CASE("concat places the embedding then the encoding", "[encode]") {
+  Spec spec;
+  spec.dim = 4;
+  RowPositions rows;
+  rows.count = 3;
+  rows.first_position = 2;
+  const std::vector<float> emb = {1, 2, 3, 4, 5, 6};
+  std::vector<float> out(3 * 6), pe(3 * 4);
+  REQUIRE(concat(spec, rows, emb.data(), emb.size(), 2, out.data(), out.size()) == Status::ok);
+  REQUIRE(encode(spec, rows, pe.data(), pe.size()) == Status::ok);
+  for (int r = 0; r < 3; ++r) {
+    CHECK(out[r * 6 + 0] == emb[r * 2 + 0]);
+    CHECK(out[r * 6 + 1] == emb[r * 2 + 1]);
+    for (int c = 0; c < 4; ++c)
+      CHECK(out[r * 6 + 2 + c] == pe[r * 4 + c]);
+  }
+  CHECK(concat(spec, rows, emb.data(), emb.size(), 3, out.data(), out.size()) ==
+        Status::size_mismatch);
+  CHECK(concat(spec, rows, emb.data(), emb.size(), 0, out.data(), out.size()) ==
+        Status::invalid_dim);
+}
+
+TEST_CASE("bad calls return a status and write nothing", "[encode]") {
+  Spec spec;
+  spec.dim = 4;
+  RowPositions rows;
+  rows.count = 2;
+  std::vector<float> out(8, 42.0f);
+  CHECK(encode(spec, rows, out.data(), 7) == Status::size_mismatch);
+  CHECK(encode(spec, rows, nullptr, 8) == Status::size_mismatch);
+  rows.first_position = std::nan("");
+  CHECK(encode(spec, rows, out.data(), 8) == Status::invalid_position);
+  rows.first_position = 0;
+  CHECK(add_to(spec, rows, INFINITY, out.data(), 8) == Status::invalid_scale);
+  spec.base = 1.0;
+  CHECK(encode(spec, rows, out.data(), 8) == Status::invalid_base);
+  for (float v : out)
+    CHECK(v == 42.0f);
+}
