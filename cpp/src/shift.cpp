@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "posenc/encode.hpp"
-#include "table.hpp"
+#include "posenc/encoder.hpp"
 
 namespace posenc {
 
@@ -17,14 +17,13 @@ Status check_shift(const Spec& spec, double k) {
 }
 
 // Column of sine i and of cosine i under the spec's layout.
-void pair_columns(const detail::Table& t, std::int64_t i, std::int64_t* sine,
-                  std::int64_t* cosine) {
-  if (t.spec.layout == Layout::interleaved) {
+void pair_columns(const Encoder& t, std::int64_t i, std::int64_t* sine, std::int64_t* cosine) {
+  if (t.spec().layout == Layout::interleaved) {
     *sine = 2 * i;
     *cosine = 2 * i + 1;
   } else {
     *sine = i;
-    *cosine = t.columns.sines + i;
+    *cosine = t.columns().sines + i;
   }
 }
 
@@ -32,12 +31,12 @@ void pair_columns(const detail::Table& t, std::int64_t i, std::int64_t* sine,
 
 Status shift_blocks(const Spec& spec, double k, float* out, std::size_t out_len) {
   if (Status s = check_shift(spec, k); s != Status::ok) return s;
-  const detail::Table t(spec);
-  if (out == nullptr || out_len != static_cast<std::size_t>(2 * t.columns.sines)) {
+  const Encoder t(spec);
+  if (out == nullptr || out_len != static_cast<std::size_t>(2 * t.columns().sines)) {
     return Status::size_mismatch;
   }
-  for (std::int64_t i = 0; i < t.columns.sines; ++i) {
-    const double angle = k * t.frequencies.data()[i];
+  for (std::int64_t i = 0; i < t.columns().sines; ++i) {
+    const double angle = k * t.frequencies().data()[i];
     out[2 * i] = static_cast<float>(std::cos(angle));
     out[2 * i + 1] = static_cast<float>(std::sin(angle));
   }
@@ -48,10 +47,10 @@ Status shift_matrix(const Spec& spec, double k, float* out, std::size_t out_len)
   if (Status s = check_shift(spec, k); s != Status::ok) return s;
   const std::int64_t d = spec.dim;
   if (out == nullptr || out_len != static_cast<std::size_t>(d * d)) return Status::size_mismatch;
-  const detail::Table t(spec);
+  const Encoder t(spec);
   std::memset(out, 0, sizeof(float) * out_len);
-  for (std::int64_t i = 0; i < t.columns.sines; ++i) {
-    const double angle = k * t.frequencies.data()[i];
+  for (std::int64_t i = 0; i < t.columns().sines; ++i) {
+    const double angle = k * t.frequencies().data()[i];
     const float c = static_cast<float>(std::cos(angle));
     const float s = static_cast<float>(std::sin(angle));
     std::int64_t sine_col, cosine_col;

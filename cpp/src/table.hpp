@@ -1,20 +1,12 @@
-// Internal: a validated spec with its frequencies, and the layout scatter shared by every kernel.
+// Internal: the layout scatter and row helpers shared by every kernel.
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
+#include "posenc/encoder.hpp"
 #include "posenc/spec.hpp"
 
 namespace posenc::detail {
-
-struct Table {
-  Spec spec;
-  Columns columns;
-  std::vector<double> frequencies;  // w_i, columns.sines entries
-
-  explicit Table(const Spec& s);
-};
 
 // Absolute position of row r.
 inline double row_position(const RowPositions& rows, std::int64_t r) {
@@ -26,13 +18,13 @@ inline bool is_zero_row(const RowPositions& rows, std::int64_t r) {
   return rows.zero_rows != nullptr && rows.zero_rows[r] != 0;
 }
 
-// Writes one row from its sines (columns.sines values) and cosines (columns.cosines values):
-// out_row[c] = value of column c under the layout, times 1, plus `scale * out_row[c]` when Add.
-// Add = false: store; Add = true: out_row[c] = out_row[c] * scale + value.
+// Writes one row from its sines (columns.sines values) and cosines (columns.cosines values) into
+// the columns the layout gives them. Add = false stores; Add = true computes
+// out_row[c] = out_row[c] * scale + value.
 template <bool Add>
-inline void scatter_row(const Table& t, const float* sines, const float* cosines, float scale,
-                        float* out_row) {
-  const std::int64_t ns = t.columns.sines, nc = t.columns.cosines;
+inline void scatter_row(const Spec& spec, const Columns& columns, const float* sines,
+                        const float* cosines, float scale, float* out_row) {
+  const std::int64_t ns = columns.sines, nc = columns.cosines;
   auto put = [&](std::int64_t c, float v) {
     if constexpr (Add) {
       out_row[c] = out_row[c] * scale + v;
@@ -40,7 +32,7 @@ inline void scatter_row(const Table& t, const float* sines, const float* cosines
       out_row[c] = v;
     }
   };
-  if (t.spec.layout == Layout::interleaved) {
+  if (spec.layout == Layout::interleaved) {
     for (std::int64_t i = 0; i < nc; ++i) {
       put(2 * i, sines[i]);
       put(2 * i + 1, cosines[i]);
@@ -52,10 +44,10 @@ inline void scatter_row(const Table& t, const float* sines, const float* cosines
     for (std::int64_t i = 0; i < nc; ++i)
       put(ns + i, cosines[i]);
   }
-  if (t.columns.zeros) put(t.spec.dim - 1, 0.0f);
+  if (columns.zeros) put(spec.dim - 1, 0.0f);
 }
 
 // Fills sines[i] = sin(p * w_i), cosines[i] = cos(p * w_i) for one row, rounded from float64.
-void reference_row(const Table& t, double p, float* sines, float* cosines);
+void reference_row(const Encoder& e, double p, float* sines, float* cosines);
 
 }  // namespace posenc::detail

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "posenc/encode.hpp"
+#include "posenc/encoder.hpp"
 #include "posenc/presets.hpp"
 #include "posenc/spec.hpp"
 #include "posenc/status.hpp"
