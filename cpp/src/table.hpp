@@ -15,7 +15,8 @@ inline double row_position(const RowPositions& rows, std::int64_t r) {
 }
 
 inline bool is_zero_row(const RowPositions& rows, std::int64_t r) {
-  return rows.zero_rows != nullptr && rows.zero_rows[r] != 0;
+  return (rows.zero_rows != nullptr && rows.zero_rows[r] != 0) ||
+         (rows.zero_position >= 0.0 && row_position(rows, r) == rows.zero_position);
 }
 
 // Writes one row from its sines (columns.sines values) and cosines (columns.cosines values) into

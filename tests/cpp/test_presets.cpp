@@ -25,8 +25,8 @@ json load_fixture(const std::string& name) {
   return json::parse(text.str());
 }
 
-// Runs one fixture case through posenc and returns the table.
-std::vector<float> run_case(Preset preset, const json& c) {
+// Runs one fixture case through posenc; returns the status and fills out.
+Status run_case(Preset preset, const json& c, std::vector<float>& out) {
   const std::int64_t dim = c.at("dim").get<std::int64_t>();
   const std::int64_t length = c.at("length").get<std::int64_t>();
   Spec spec = preset_spec(preset, dim);
@@ -41,6 +41,7 @@ std::vector<float> run_case(Preset preset, const json& c) {
 
   RowPositions rows;
   rows.count = length;
+  if (preset_info(preset).uses_padding_idx) rows.zero_position = static_cast<double>(padding_idx);
   std::vector<double> positions;
   std::vector<std::uint8_t> mask;
   if (!c.value("positions", json()).is_null()) {
@@ -54,13 +55,11 @@ std::vector<float> run_case(Preset preset, const json& c) {
     REQUIRE(positions_from_padding_mask(mask.data(), length, padding_idx, offset,
                                         positions.data()) == Status::ok);
     rows.positions = positions.data();
-    rows.zero_rows = mask.data();
   } else {
     rows.first_position = preset_first_position(preset, padding_idx) + static_cast<double>(offset);
   }
-  std::vector<float> out(static_cast<std::size_t>(length * dim));
-  REQUIRE(encode(spec, rows, out.data(), out.size()) == Status::ok);
-  return out;
+  out.assign(static_cast<std::size_t>(length * dim), 0.0f);
+  return encode(spec, rows, out.data(), out.size());
 }
 
 }  // namespace
@@ -74,7 +73,15 @@ TEST_CASE("every preset reproduces its framework's table", "[presets][fixtures]"
     REQUIRE(cases.size() >= 5);
     for (const json& c : cases) {
       INFO(info.name << " case " << c.at("name").get<std::string>());
-      const std::vector<float> got = run_case(info.preset, c);
+      std::vector<float> got;
+      const Status status = run_case(info.preset, c, got);
+      if (c.at("dim").get<std::int64_t>() < info.spec.min_dim) {
+        // The framework is degenerate there (fairseq d = 1 is one zero column, d = 2 and 3
+        // divide by zero): posenc refuses such dims rather than return a useless table.
+        CHECK(status == Status::invalid_dim);
+        continue;
+      }
+      REQUIRE(status == Status::ok);
       const auto expected = c.at("expected").get<std::vector<double>>();
       // expected is the float64 formula rounded to float32: posenc must be within the bound.
       CHECK(oracle::max_abs_diff(got, expected) <= oracle::kBound);

@@ -79,12 +79,16 @@ double frequency(const Spec& spec, std::int64_t i);
 // Which rows are wanted. Exactly one way of giving positions is used:
 // - explicit positions (positions != nullptr): row r has absolute position positions[r];
 // - otherwise consecutive positions first_position + r.
-// Rows whose zero_rows[r] is nonzero (when zero_rows != nullptr) are all zero (fairseq padding).
+// Rows whose zero_rows[r] is nonzero (when zero_rows != nullptr) are all zero, and so are rows at
+// zero_position (fairseq padding).
 struct RowPositions {
   std::int64_t count = 0;             // number of rows, 1..kMaxElements / columns
   double first_position = 0.0;        // absolute position of row 0 (finite, 0..kMaxPosition)
   const double* positions = nullptr;  // optional, count entries, each finite in [0, kMaxPosition]
   const std::uint8_t* zero_rows = nullptr;  // optional, count entries
+  // Rows whose absolute position equals zero_position are all zero: fairseq's table zeroes its
+  // padding_idx row. Negative (the default) means no such position.
+  double zero_position = -1.0;
 };
 
 // Checks the rows against the spec: count > 0, count * dim <= kMaxElements, every position finite
