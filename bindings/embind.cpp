@@ -33,12 +33,13 @@ posenc::Spec make_spec(int dim, double base, double min_timescale, int layout, i
 }
 
 posenc::RowPositions make_rows(double count, double first_position, double positions_ptr,
-                               double zero_rows_ptr) {
+                               double zero_rows_ptr, double zero_position) {
   posenc::RowPositions rows;
   rows.count = static_cast<std::int64_t>(count);
   rows.first_position = first_position;
   rows.positions = pointer<const double>(positions_ptr);
   rows.zero_rows = pointer<const std::uint8_t>(zero_rows_ptr);
+  rows.zero_position = zero_position;
   return rows;
 }
 
@@ -53,25 +54,27 @@ class EncoderHandle {
   int status() const { return static_cast<int>(encoder_.status()); }
 
   int encode(double count, double first, double positions, double zero_rows, double out,
-             double out_len) const {
-    return static_cast<int>(encoder_.encode(make_rows(count, first, positions, zero_rows),
-                                            pointer<float>(out),
-                                            static_cast<std::size_t>(out_len)));
+             double out_len, double zero_position) const {
+    return static_cast<int>(
+        encoder_.encode(make_rows(count, first, positions, zero_rows, zero_position),
+                        pointer<float>(out), static_cast<std::size_t>(out_len)));
   }
 
   int add_to(double count, double first, double positions, double zero_rows, double scale,
-             double embeddings, double len) const {
-    return static_cast<int>(encoder_.add_to(make_rows(count, first, positions, zero_rows),
-                                            static_cast<float>(scale), pointer<float>(embeddings),
-                                            static_cast<std::size_t>(len)));
+             double embeddings, double len, double zero_position) const {
+    return static_cast<int>(encoder_.add_to(
+        make_rows(count, first, positions, zero_rows, zero_position), static_cast<float>(scale),
+        pointer<float>(embeddings), static_cast<std::size_t>(len)));
   }
 
   int concat(double count, double first, double positions, double zero_rows, double embeddings,
-             double embeddings_len, double embedding_dim, double out, double out_len) const {
-    return static_cast<int>(encoder_.concat(
-        make_rows(count, first, positions, zero_rows), pointer<const float>(embeddings),
-        static_cast<std::size_t>(embeddings_len), static_cast<std::int64_t>(embedding_dim),
-        pointer<float>(out), static_cast<std::size_t>(out_len)));
+             double embeddings_len, double embedding_dim, double out, double out_len,
+             double zero_position) const {
+    return static_cast<int>(
+        encoder_.concat(make_rows(count, first, positions, zero_rows, zero_position),
+                        pointer<const float>(embeddings), static_cast<std::size_t>(embeddings_len),
+                        static_cast<std::int64_t>(embedding_dim), pointer<float>(out),
+                        static_cast<std::size_t>(out_len)));
   }
 
   int shift_matrix(double k, double out, double out_len) const {
@@ -98,8 +101,12 @@ int positions_from_padding_mask(double mask, double count, double padding_idx, d
       pointer<double>(out)));
 }
 
-std::string status_argument(int s) { return posenc::status_argument(static_cast<Status>(s)); }
-std::string status_message(int s) { return posenc::status_message(static_cast<Status>(s)); }
+std::string status_argument(int s) {
+  return posenc::status_argument(static_cast<Status>(s));
+}
+std::string status_message(int s) {
+  return posenc::status_message(static_cast<Status>(s));
+}
 
 struct PresetRecord {
   std::string name;
@@ -124,7 +131,9 @@ PresetRecord preset_record(int index) {
           p.uses_padding_idx};
 }
 
-int preset_count() { return posenc::kPresetCount; }
+int preset_count() {
+  return posenc::kPresetCount;
+}
 
 }  // namespace
 

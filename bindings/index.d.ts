@@ -1,0 +1,165 @@
+// Type declarations of the posenc package (written by hand; checked with tsc --strict in tests).
+
+/** A preset name: each reproduces one framework's table exactly (to float32 rounding). */
+export type PresetName =
+  | 'vaswani'
+  | 'tf-tutorial'
+  | 'hf-marian'
+  | 'tensor2tensor'
+  | 'fairseq'
+  | 'whisper'
+  | 'opennmt-tf';
+
+/** Column order: `interleaved` puts sin(p w_i) at column 2i and cos at 2i+1; `split` is [sin block | cos block]. */
+export type Layout = 'interleaved' | 'split';
+
+/**
+ * Frequency spacing, w_i = minTimescale * (base / minTimescale)^(-e_i):
+ * `paper` e_i = 2i / dim; `half` e_i = i / max(n - 1, 1) with n sine columns (tensor2tensor, fairseq, Whisper).
+ */
+export type Frequencies = 'paper' | 'half';
+
+/**
+ * Odd dims: `paper` gives ceil(d/2) sine and floor(d/2) cosine columns; `zero-pad` makes the last column
+ * zero; `reject` throws a RangeError.
+ */
+export type OddDim = 'paper' | 'zero-pad' | 'reject';
+
+/** Options that choose the table. Each overrides what the preset sets. */
+export interface SpecOptions {
+  /** Which framework's table to reproduce. Default 'vaswani'. */
+  preset?: PresetName;
+  /** The longest timescale (max_timescale / max_wavelength), > 1 and > minTimescale. Default 10000. */
+  base?: number;
+  /** Multiplies every frequency, as tensor2tensor's min_timescale does; > 0. Default 1. */
+  minTimescale?: number;
+  /** Column order. Default: the preset's. */
+  layout?: Layout;
+  /** Frequency spacing. Default: the preset's. */
+  frequencies?: Frequencies;
+  /** Odd-dim policy. Default: the preset's. */
+  odd?: OddDim;
+}
+
+/**
+ * Which rows (positions) to produce. Give at most one of `positions` or `offset`/`paddingMask`.
+ * Positions are absolute: the number the angle multiplies; the float32 precision bound (2^-22 absolute
+ * against float64) holds for every position below 2^24; positions up to 2^31 - 1 are accepted.
+ */
+export interface RowOptions {
+  /**
+   * Rows are consecutive positions starting `offset` after the preset's first position (0; 1 for
+   * opennmt-tf; paddingIdx + 1 for fairseq). Finite, >= 0; fractional values are allowed. Default 0.
+   */
+  offset?: number;
+  /** Explicit absolute position of each row (one per row; finite numbers from 0 to 2^31 - 1). */
+  positions?: ArrayLike<number>;
+  /**
+   * One entry per row, 1 (or true) for padding: padding rows are all zero and the other rows are
+   * numbered consecutively from the first position + offset, skipping padding (fairseq's make_positions).
+   */
+  paddingMask?: ArrayLike<number | boolean>;
+  /** fairseq only: the padding index; positions start at paddingIdx + 1 and row paddingIdx is zero. Default 1. */
+  paddingIdx?: number;
+}
+
+export interface EncodeOptions extends SpecOptions, RowOptions {
+  /**
+   * Fill this array instead of allocating one; it must hold at least length * dim floats. The result
+   * is `out` itself when it has exactly that length, else its first length * dim elements.
+   */
+  out?: Float32Array;
+}
+
+export interface AddToOptions extends SpecOptions, RowOptions {
+  /** Embeddings are multiplied by scale before the encoding is added (Math.sqrt(dim) as in the paper). Default 1. */
+  scale?: number;
+}
+
+export interface ShiftOptions extends SpecOptions {
+  /**
+   * `matrix` (default): a dim x dim row-major Float32Array M with PE(p + k)[r] = sum_c M[r*dim + c] PE(p)[c].
+   * `blocks`: per frequency i, [cos(k w_i), sin(k w_i)] (2 * number of sine columns floats).
+   */
+  form?: 'matrix' | 'blocks';
+}
+
+/** A preset's facts, as `pe.presets` lists them. */
+export interface PresetInfo {
+  readonly name: PresetName;
+  /** The framework file whose formula it reproduces. */
+  readonly source: string;
+  readonly layout: Layout;
+  readonly frequencies: Frequencies;
+  readonly odd: OddDim;
+  /** Smallest dim accepted. */
+  readonly minDim: number;
+  /** Absolute position of row 0 with offset 0. */
+  readonly firstPosition: number | 'paddingIdx + 1';
+}
+
+/**
+ * A reusable encoder that keeps its spec's frequencies in wasm memory. Call dispose() (or use
+ * `using`) when done; a FinalizationRegistry frees it otherwise, eventually. Every method throws
+ * an Error after dispose(); dispose() twice is harmless.
+ */
+export interface Encoder {
+  readonly dim: number;
+  readonly preset: PresetName;
+  readonly layout: Layout;
+  readonly frequencies: Frequencies;
+  readonly odd: OddDim;
+  readonly base: number;
+  readonly minTimescale: number;
+  /** True after dispose(). */
+  readonly disposed: boolean;
+  /** `length` rows of the table: Float32Array(length * dim), row-major. */
+  encode(length: number, options?: RowOptions & { out?: Float32Array }): Float32Array;
+  /** In place: embeddings = embeddings * scale + PE; embeddings.length must be a multiple of dim. Returns embeddings. */
+  addTo(embeddings: Float32Array, options?: RowOptions & { scale?: number }): Float32Array;
+  /** A new Float32Array with rows [embedding (embeddingDim) | PE (dim)]. */
+  concat(embeddings: Float32Array, embeddingDim: number, options?: RowOptions & { out?: Float32Array }): Float32Array;
+  /** The rotation mapping PE(p) to PE(p + k); see ShiftOptions.form. */
+  shift(k: number, options?: { form?: 'matrix' | 'blocks' }): Float32Array;
+  /** Frees the wasm memory. */
+  dispose(): void;
+  [Symbol.dispose](): void;
+}
+
+/** A loaded posenc instance. Instances are independent (each has its own wasm memory). */
+export interface Posenc {
+  /** True when the wasm SIMD build runs, false for the baseline build. */
+  readonly simd: boolean;
+  /** The named presets and what each reproduces. */
+  readonly presets: readonly PresetInfo[];
+  /**
+   * `length` rows of the `dim`-column table as a Float32Array(length * dim), row-major: row r is the
+   * position offset + r (from the preset's first position) unless `positions` or `paddingMask` say otherwise.
+   * @throws TypeError for wrong types or unknown options; RangeError for bad values or sizes.
+   */
+  encode(length: number, dim: number, options?: EncodeOptions): Float32Array;
+  /**
+   * In place and fused: embeddings = embeddings * scale + PE, for embeddings.length / dim rows.
+   * Returns `embeddings`.
+   */
+  addTo(embeddings: Float32Array, dim: number, options?: AddToOptions): Float32Array;
+  /**
+   * A new Float32Array (or `out`) whose rows are [embedding row (dim floats) | PE row (peDim floats)].
+   */
+  concat(embeddings: Float32Array, dim: number, peDim: number, options?: EncodeOptions): Float32Array;
+  /** The rotation M_k with PE(p + k) = M_k PE(p) for every p (the relative-position property). */
+  shift(k: number, dim: number, options?: ShiftOptions): Float32Array;
+  /** A reusable encoder; see Encoder. */
+  encoder(options: SpecOptions & { dim: number }): Encoder;
+}
+
+export interface InitOptions {
+  /** true: require the SIMD build (throws where unsupported); false: force the baseline build. Default: detect. */
+  simd?: boolean;
+}
+
+/** Loads the wasm module (the SIMD build where supported). */
+export function init(options?: InitOptions): Promise<Posenc>;
+
+/** Whether this engine validates wasm SIMD (the probe init() uses). */
+export function simdSupported(): boolean;

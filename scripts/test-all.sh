@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# `npm test`: builds and runs every test suite. Each step prints its own runner's summary.
+#  1. native Catch2 suite (g++), and again under AddressSanitizer + UndefinedBehaviorSanitizer
+#  2. the same Catch2 suite compiled to wasm (SIMD and baseline) and run by Node through ctest
+#  3. the npm package build (dist/), its node:test suites, and tsc --strict over index.d.ts
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
+JOBS="$(nproc)"
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "native build and Catch2 suite"
+cmake -S . -B build/native -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/native -j "$JOBS"
+ctest --test-dir build/native --output-on-failure
+
+step "native Catch2 suite under ASan + UBSan"
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPOSENC_SANITIZE=ON >/dev/null
+cmake --build build/asan -j "$JOBS"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/asan --output-on-failure
+
+step "wasm build (SIMD + baseline) and the Catch2 suite under Node"
+emcmake cmake -S . -B build/wasm -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/wasm -j "$JOBS"
+ctest --test-dir build/wasm --output-on-failure
+
+step "npm package build"
+npm run build
+
+step "JavaScript tests (node:test, against dist/)"
+node --test tests/js/
+
+step "TypeScript declarations (tsc --noEmit --strict)"
+npx tsc -p tests/types/tsconfig.json
+
+printf '\nall test steps passed\n'
