@@ -1,0 +1,121 @@
+// `npm run bench`: every benchmark, side by side in one process, with the issue's targets.
+//   node bench/run.mjs [--quick] [--json FILE] [--only encode|small|layer] [--no-peers]
+import { execFileSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { DEFAULT_SHAPES, benchEncode, benchSmallCalls, checkTargets, maxError, timeIt } from './encode.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const args = process.argv.slice(2);
+const flag = (name) => args.includes(name);
+const value = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const quick = flag('--quick');
+const only = value('--only');
+const jsonFile = value('--json');
+const log = (s) => console.log(s);
+
+const { init } = await import(pathToFileURL(join(root, 'dist', 'node.js')).href);
+const pe = await init();
+const baseline = await init({ simd: false });
+const shapes = quick ? [[2048, 512], [8192, 1024]] : DEFAULT_SHAPES;
+
+const env = {
+  node: process.version,
+  cpu: cpus()[0]?.model ?? 'unknown',
+  cores: cpus().length,
+  date: new Date().toISOString(),
+};
+log(`posenc bench: Node ${env.node}, ${env.cpu}, ${env.cores} cores, one process${quick ? ' (quick)' : ''}`);
+
+// ---- peers --------------------------------------------------------------------------------
+async function tfjsPeer() {
+  try {
+    const tf = await import('@tensorflow/tfjs-core');
+    await import('@tensorflow/tfjs-backend-wasm');
+    await tf.setBackend('wasm');
+    await tf.ready();
+    // The tutorial formula in TensorFlow.js ops (float32 angles, as TF computes them).
+    const table = (length, dim) =>
+      tf.tidy(() => {
+        const pos = tf.reshape(tf.range(0, length, 1, 'float32'), [length, 1]);
+        const div = tf.reshape(tf.exp(tf.mul(tf.range(0, dim, 2, 'float32'), -Math.log(10000) / dim)), [1, dim / 2]);
+        const angle = tf.mul(pos, div);
+        return tf.reshape(tf.stack([tf.sin(angle), tf.cos(angle)], 2), [length, dim]);
+      });
+    const run = (length, dim) => {
+      const t = table(length, dim);
+      const data = t.dataSync();
+      t.dispose();
+      return data;
+    };
+    return {
+      name: `TensorFlow.js ${tf.version_core} wasm`,
+      async encode(length, dim, timing) {
+        const error = maxError(run(length, dim), length, dim);
+        const ms = await timeIt(() => run(length, dim), { ...timing, maxRuns: quick ? 2 : 5, budgetMs: 0, minRuns: quick ? 1 : 3 });
+        return { ms, error };
+      },
+    };
+  } catch (err) {
+    log(`TensorFlow.js wasm unavailable: ${err.message}`);
+    return null;
+  }
+}
+
+function torchPeer() {
+  const python = '/usr/bin/python3';
+  if (!existsSync(python)) return null;
+  try {
+    const out = execFileSync(python, [join(here, 'torch_encode.py'), ...shapes.map(([l, d]) => `${l}:${d}`)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const parsed = JSON.parse(out);
+    env.torch = `${parsed.torch} (${parsed.threads} threads)`;
+    return {
+      name: `PyTorch ${parsed.torch} native (tutorial)`,
+      encode(length, dim) {
+        const r = parsed.results.find((x) => x.length === length && x.dim === dim);
+        return r ? { ms: r.ms, error: r.error } : null;
+      },
+    };
+  } catch (err) {
+    log(`PyTorch column skipped (python3-torch not usable: ${String(err.message).split('\n')[0]})`);
+    return null;
+  }
+}
+
+const result = { env, encode: [], baseline: [], small: [], targets: [], layer: null };
+
+if (!only || only === 'encode') {
+  const peers = flag('--no-peers') ? [] : [await tfjsPeer(), torchPeer()].filter(Boolean);
+  log('\n== encode and addTo (SIMD build), medians');
+  result.encode = await benchEncode({ pe, shapes, peers, log, quick });
+  log('\n== encode (baseline build), medians');
+  result.baseline = await benchEncode({ pe: baseline, shapes: [shapes[0]], plain: false, log, quick });
+}
+if (!only || only === 'small' || only === 'encode') {
+  log('\n== small calls (incremental decoding), SIMD build');
+  result.small = await benchSmallCalls({ pe, log });
+}
+if ((!only || only === 'layer') && existsSync(join(here, 'layer.mjs'))) {
+  const { benchLayer } = await import(pathToFileURL(join(here, 'layer.mjs')).href);
+  log('\n== transformer encoder layer');
+  result.layer = await benchLayer({ posenc: pe, log, quick });
+}
+
+result.targets = checkTargets(result.encode, result.small);
+if (result.layer?.targets) result.targets.push(...result.layer.targets);
+log('\n== targets');
+for (const t of result.targets) {
+  log(`${t.ok ? 'MET   ' : 'MISSED'} ${t.target} (${typeof t.value === 'number' ? t.value.toPrecision(3) : t.value})`);
+}
+const missed = result.targets.filter((t) => !t.ok).length;
+log(`\n${result.targets.length - missed} targets met, ${missed} missed`);
+if (jsonFile) {
+  writeFileSync(jsonFile, JSON.stringify(result, null, 2));
+  log(`wrote ${jsonFile}`);
+}
