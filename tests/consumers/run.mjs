@@ -1,0 +1,430 @@
+// Tests the packed tarball the way users get it: `npm pack`, then each consumer project under
+// tests/consumers/<name>/ is copied to a temp dir, the tarball installed into it, and it is built
+// and run (Node) or opened in headless Chromium (Vite, webpack, plain page). Every consumer computes
+// the vaswani table L=100, D=50 with the default (SIMD) build and with the forced baseline build,
+// uses pe.encoder(...) and dispose(), and reports pe.simd; this script compares the numbers with
+// tests/fixtures/presets/vaswani.json (case d50_L100, within 2^-22) and PE(5)[0] with sin(5).
+//
+// Assumes dist/ is fresh (`npm run build`; scripts/test-all.sh runs it first).
+// The consumers' devDependencies (vite, webpack, typescript) are not downloaded: the same ranges are
+// in the root package.json, so after `npm ci` at the root they are linked from /node_modules (a
+// consumer range that differs from the root's falls back to `npm install --prefer-offline`).
+// posenc itself is installed from the tarball with `npm install --offline`: no network at all.
+//
+// Usage: node tests/consumers/run.mjs [consumer ...]     (KEEP=1 keeps the temp dir)
+// Prints one line per check and ends with `N passed, M failed`; exits 1 on any failure.
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { launchChromium, serveStatic } from '../browser/launch.mjs';
+
+const execFileAsync = promisify(execFile);
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const BOUND = 2 ** -22;
+const SIN5_TOLERANCE = 1e-6;
+
+const fixture = JSON.parse(readFileSync(join(root, 'tests/fixtures/presets/vaswani.json'), 'utf8'));
+const CASE = fixture.cases.find((c) => c.name === 'd50_L100');
+const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
+const WASM_SHA = {
+  simd: sha256(readFileSync(join(root, 'dist/posenc_simd.wasm'))),
+  baseline: sha256(readFileSync(join(root, 'dist/posenc_baseline.wasm'))),
+};
+
+// ---- reporting ---------------------------------------------------------------------------------
+let passed = 0;
+let failed = 0;
+function check(label, ok, detail = '') {
+  if (ok) passed++;
+  else failed++;
+  console.log(`${ok ? 'ok' : 'not ok'} - ${label}${!ok && detail ? `\n    ${String(detail).replace(/\n/g, '\n    ')}` : ''}`);
+  return ok;
+}
+async function attempt(label, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    check(label, false, err?.stack ?? err);
+    return undefined;
+  }
+}
+
+function maxAbsDiff(got, want) {
+  if (!Array.isArray(got) || got.length !== want.length) return Infinity;
+  let max = 0;
+  for (let i = 0; i < want.length; i++) {
+    const d = Math.abs(got[i] - want[i]);
+    if (!(d <= max)) max = Number.isNaN(d) ? Infinity : d;
+  }
+  return max;
+}
+
+/** The checks every consumer's result gets: { simd, simdSupported, table, encoderRows, afterDispose }. */
+function checkResult(label, r, { simd }) {
+  if (!check(`${label}: returned a result`, r && typeof r === 'object', JSON.stringify(r)?.slice(0, 300))) return;
+  check(`${label}: pe.simd is ${simd}`, r.simd === simd, `pe.simd = ${r.simd}, simdSupported() = ${r.simdSupported}`);
+  const d = maxAbsDiff(r.table, CASE.expected);
+  check(`${label}: encode(100, 50) matches fixture ${CASE.name} within 2^-22`, d <= BOUND, `max |diff| = ${d}`);
+  const pe50 = r.table?.[5 * 50];
+  check(`${label}: position 5 dim 0 = sin(5) within 1e-6`, Math.abs(pe50 - Math.sin(5)) <= SIN5_TOLERANCE, `${pe50}`);
+  const e = maxAbsDiff(r.encoderRows, CASE.expected.slice(5 * 50, 8 * 50));
+  check(`${label}: encoder({ dim: 50 }).encode(3, { offset: 5 }) = fixture rows 5..7`, e <= BOUND, `max |diff| = ${e}`);
+  check(
+    `${label}: encoder use after dispose() throws, dispose() twice is harmless`,
+    typeof r.afterDispose === 'string' && /dispos/.test(r.afterDispose),
+    `afterDispose = ${r.afterDispose}`,
+  );
+}
+
+// ---- processes ---------------------------------------------------------------------------------
+async function run(cmd, args, { cwd, timeout = 120_000, env } = {}) {
+  try {
+    return await execFileAsync(cmd, args, {
+      cwd,
+      timeout,
+      maxBuffer: 64 << 20,
+      env: { ...process.env, ...env },
+    });
+  } catch (err) {
+    throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) failed: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+  }
+}
+
+/** Path of a package's bin script (resolved through the consumer's node_modules). */
+function binOf(dir, pkg, name = pkg) {
+  const pkgDir = join(dir, 'node_modules', pkg);
+  const { bin } = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+  return join(pkgDir, typeof bin === 'string' ? bin : bin[name]);
+}
+
+async function freePort() {
+  const server = createServer();
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address();
+  await new Promise((ok) => server.close(ok));
+  return port;
+}
+
+/** Starts a long-running server process and waits until `url` answers 200. */
+async function startServer(cmd, args, { cwd, url, timeout = 60_000 }) {
+  const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (b) => (output += b));
+  child.stderr.on('data', (b) => (output += b));
+  const stop = () =>
+    new Promise((ok) => {
+      if (child.exitCode !== null || child.signalCode !== null) return ok();
+      child.once('exit', () => ok());
+      child.kill('SIGTERM');
+    });
+  const deadline = Date.now() + timeout;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) break;
+    try {
+      const res = await fetch(url);
+      if (res.ok) return { stop, output: () => output };
+    } catch {}
+    await new Promise((ok) => setTimeout(ok, 200));
+  }
+  await stop();
+  throw new Error(`${cmd} ${args.join(' ')} did not serve ${url}:\n${output}`);
+}
+
+// ---- the packed tarball ------------------------------------------------------------------------
+const work = mkdtempSync(join(tmpdir(), 'posenc-consumers-'));
+const rootPackage = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+
+async function pack() {
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: root });
+  const [info] = JSON.parse(stdout);
+  const files = info.files.map((f) => f.path).sort();
+  const required = [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'dist/index.d.ts',
+    'dist/node.js',
+    'dist/browser.js',
+    'dist/posenc_simd.mjs',
+    'dist/posenc_simd.wasm',
+    'dist/posenc_baseline.mjs',
+    'dist/posenc_baseline.wasm',
+  ];
+  const missing = required.filter((f) => !files.includes(f));
+  check('tarball holds the package files', missing.length === 0, `missing: ${missing.join(', ')}`);
+  const stray = files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/[^/]+\.(js|mjs|wasm|d\.ts))$/.test(f));
+  check('tarball holds nothing but dist/, README, LICENSE', stray.length === 0, `unexpected: ${stray.join(', ')}`);
+  const targets = [];
+  (function walk(v) {
+    if (typeof v === 'string') targets.push(v.replace(/^\.\//, ''));
+    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+  })(rootPackage.exports);
+  const dangling = targets.filter((t) => !files.includes(t));
+  check('every exports-map target is in the tarball', dangling.length === 0, `missing: ${dangling.join(', ')}`);
+  console.log(`# ${info.filename}: ${files.length} files, ${info.size} bytes packed, ${info.unpackedSize} unpacked`);
+  return join(work, info.filename);
+}
+
+/**
+ * Copies consumer `name` to the temp dir, installs the tarball offline, and provides its
+ * devDependencies from the root's node_modules when the root declares the same range.
+ */
+async function prepare(name, tarball) {
+  const dir = join(work, name);
+  cpSync(join(here, name), dir, {
+    recursive: true,
+    filter: (src) => !/[\\/](node_modules|dist)$/.test(src),
+  });
+  const pkgPath = join(dir, 'package.json');
+  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8'));
+  const devDependencies = pkg.devDependencies ?? {};
+  delete pkg.devDependencies; // installed below, without the network
+  writeFileSync(pkgPath, JSON.stringify(pkg, null, 2));
+  await run('npm', ['install', '--no-audit', '--no-fund', '--offline', tarball], { cwd: dir });
+
+  const fromRegistry = [];
+  for (const [dep, range] of Object.entries(devDependencies)) {
+    const rootCopy = join(root, 'node_modules', dep);
+    if (rootPackage.devDependencies?.[dep] === range && existsSync(join(rootCopy, 'package.json'))) {
+      symlinkSync(rootCopy, join(dir, 'node_modules', dep), 'dir');
+    } else {
+      fromRegistry.push(`${dep}@${range}`);
+    }
+  }
+  if (fromRegistry.length) {
+    console.log(`# ${name}: installing ${fromRegistry.join(' ')} from the npm registry (cache first)`);
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-save', tarball, ...fromRegistry], {
+      cwd: dir,
+      timeout: 300_000,
+    });
+  }
+  const installed = JSON.parse(readFileSync(join(dir, 'node_modules/posenc/package.json'), 'utf8'));
+  check(`${name}: tarball installed (posenc ${installed.version})`, installed.version === rootPackage.version);
+  return dir;
+}
+
+// ---- Node consumers ----------------------------------------------------------------------------
+async function nodeConsumer(name, main, entryLabel) {
+  const dir = await prepare(name, tarball);
+  const { stdout, stderr } = await run(process.execPath, [main], { cwd: dir, timeout: 60_000 });
+  if (stderr.trim()) console.log(`# ${name} stderr: ${stderr.trim().replace(/\n/g, '\n#   ')}`);
+  const result = JSON.parse(stdout.trim().split('\n').pop());
+  const resolved = String(result.resolved).replace(/^file:\/\//, '');
+  check(
+    `${name}: ${entryLabel} resolves to the tarball's dist/node.js`,
+    resolved === join(dir, 'node_modules/posenc/dist/node.js'),
+    resolved,
+  );
+  checkResult(`${name} default`, result.default, { simd: true });
+  checkResult(`${name} init({ simd: false })`, result.baseline, { simd: false });
+}
+
+// ---- browser consumers -------------------------------------------------------------------------
+let browser;
+
+/**
+ * Opens `url` in a fresh browser context (empty cache), waits for the page's #result, checks its
+ * numbers, that exactly one .wasm was fetched (the expected build's bytes, as application/wasm),
+ * and that there were no page errors, console errors or failed requests.
+ */
+async function checkPage(label, url, { simd }) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const consoleErrors = [];
+  const failedRequests = [];
+  const wasm = [];
+  page.on('console', (msg) => msg.type() === 'error' && consoleErrors.push(msg.text()));
+  page.on('pageerror', (err) => consoleErrors.push(`uncaught: ${err.message}`));
+  page.on('requestfailed', (req) => failedRequests.push(`${req.url()}: ${req.failure()?.errorText}`));
+  page.on('request', (req) => {
+    if (new URL(req.url()).pathname.endsWith('.wasm')) wasm.push({ url: req.url(), response: req.response() });
+  });
+  page.on('response', (res) => res.status() >= 400 && failedRequests.push(`${res.url()}: HTTP ${res.status()}`));
+  try {
+    await page.goto(url);
+    await page.waitForSelector('#result[data-status]', { timeout: 30_000 });
+    const status = await page.getAttribute('#result', 'data-status');
+    const text = await page.textContent('#result');
+    if (!check(`${label}: page ran`, status === 'done', text)) return;
+    checkResult(label, JSON.parse(text), { simd });
+
+    const which = simd ? 'simd' : 'baseline';
+    const fetched = [];
+    for (const w of wasm) {
+      const res = await w.response;
+      fetched.push({
+        url: w.url,
+        type: res?.headers()['content-type'],
+        sha: res ? sha256(await res.body()) : null,
+      });
+    }
+    for (const f of fetched) console.log(`# ${label}: fetched ${new URL(f.url).pathname}`);
+    check(
+      `${label}: exactly one .wasm requested, the ${which} build, as application/wasm`,
+      fetched.length === 1 && fetched[0].sha === WASM_SHA[which] && fetched[0].type === 'application/wasm',
+      JSON.stringify(fetched),
+    );
+    check(`${label}: no console errors`, consoleErrors.length === 0, consoleErrors.join('\n'));
+    check(`${label}: no failed requests`, failedRequests.length === 0, failedRequests.join('\n'));
+  } finally {
+    await context.close();
+  }
+}
+
+async function viteConsumer() {
+  const dir = await prepare('vite', tarball);
+  const vite = binOf(dir, 'vite');
+  await run(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: dir });
+  const assets = readdirSync(join(dir, 'dist/assets'));
+  check(
+    'vite build: both .wasm builds emitted as assets',
+    assets.some((f) => /^posenc_simd-.*\.wasm$/.test(f)) && assets.some((f) => /^posenc_baseline-.*\.wasm$/.test(f)),
+    assets.join(', '),
+  );
+
+  let port = await freePort();
+  let server = await startServer(process.execPath, [vite, 'preview', '--host', '127.0.0.1', '--port', String(port), '--strictPort'], {
+    cwd: dir,
+    url: `http://127.0.0.1:${port}/`,
+  });
+  try {
+    await checkPage('vite build + preview', `http://127.0.0.1:${port}/`, { simd: true });
+    await checkPage('vite build + preview ?simd=0', `http://127.0.0.1:${port}/?simd=0`, { simd: false });
+  } finally {
+    await server.stop();
+  }
+
+  port = await freePort();
+  server = await startServer(process.execPath, [vite, '--host', '127.0.0.1', '--port', String(port), '--strictPort'], {
+    cwd: dir,
+    url: `http://127.0.0.1:${port}/`,
+  });
+  try {
+    await checkPage('vite dev server', `http://127.0.0.1:${port}/`, { simd: true });
+  } finally {
+    await server.stop();
+  }
+}
+
+// The CSP the issue asks for. webpack's output has no inline script, so it needs nothing more.
+const STRICT_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'; img-src 'self' data:";
+
+async function webpackConsumer() {
+  const dir = await prepare('webpack', tarball);
+  await run(process.execPath, [binOf(dir, 'webpack-cli'), '--no-stats'], { cwd: dir });
+  const wasmFiles = readdirSync(join(dir, 'dist')).filter((f) => f.endsWith('.wasm'));
+  check('webpack build: .wasm emitted as asset modules', wasmFiles.length === 2, wasmFiles.join(', '));
+  const server = await serveStatic(join(dir, 'dist'), { headers: { 'Content-Security-Policy': STRICT_CSP } });
+  try {
+    await checkPage('webpack (CSP)', server.url, { simd: true });
+    await checkPage('webpack (CSP) ?simd=0', `${server.url}?simd=0`, { simd: false });
+  } finally {
+    await server.close();
+  }
+}
+
+async function plainConsumer() {
+  const dir = await prepare('plain', tarball);
+  // An inline import map is an inline script for CSP: allow exactly it by its hash.
+  const html = readFileSync(join(dir, 'index.html'), 'utf8');
+  const importMap = html.match(/<script type="importmap">([\s\S]*?)<\/script>/)[1];
+  const hash = createHash('sha256').update(importMap).digest('base64');
+  const csp = STRICT_CSP.replace("'wasm-unsafe-eval'", `'wasm-unsafe-eval' 'sha256-${hash}'`);
+  console.log(`# plain: Content-Security-Policy: ${csp}`);
+  const server = await serveStatic(dir, { headers: { 'Content-Security-Policy': csp } });
+  try {
+    await checkPage('plain page + import map (CSP)', server.url, { simd: true });
+    await checkPage('plain page + import map (CSP) ?simd=0', `${server.url}?simd=0`, { simd: false });
+  } finally {
+    await server.close();
+  }
+  // Control: the header is really enforced (without the hash, the import map is refused).
+  const control = await serveStatic(dir, { headers: { 'Content-Security-Policy': STRICT_CSP } });
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    const errors = [];
+    page.on('console', (msg) => msg.type() === 'error' && errors.push(msg.text()));
+    await page.goto(control.url);
+    await page.waitForTimeout(500);
+    const status = await page.getAttribute('#result', 'data-status');
+    check(
+      'plain page: control, CSP without the hash blocks the import map',
+      status !== 'done' && errors.some((e) => /Content Security Policy/i.test(e)),
+      `status ${status}; ${errors.join(' | ')}`,
+    );
+  } finally {
+    await context.close();
+    await control.close();
+  }
+}
+
+// ---- TypeScript consumer -----------------------------------------------------------------------
+async function typesConsumer() {
+  const dir = await prepare('types', tarball);
+  const tsc = binOf(dir, 'typescript', 'tsc');
+  await attempt('types: tsc -p tsconfig.bundler.json', async () => {
+    await run(process.execPath, [tsc, '-p', 'tsconfig.bundler.json'], { cwd: dir });
+    check('types: tsc --noEmit --strict, moduleResolution bundler', true);
+  });
+  // The nodenext run also traces resolution: the declarations must come from the exports map's
+  // "types" condition (for the ESM import and for the require() in src/require.cts).
+  await attempt('types: tsc -p tsconfig.nodenext.json', async () => {
+    const { stdout } = await run(process.execPath, [tsc, '-p', 'tsconfig.nodenext.json', '--traceResolution'], {
+      cwd: dir,
+    });
+    check('types: tsc --noEmit --strict, moduleResolution nodenext (import and require)', true);
+    const resolved = stdout.match(/Module name 'posenc' was successfully resolved to '[^']*'/g) ?? [];
+    check(
+      "types: 'posenc' resolves to the tarball's dist/index.d.ts through the exports map",
+      resolved.length === 2 &&
+        resolved.every((l) => l.endsWith(`'${join(dir, 'node_modules/posenc/dist/index.d.ts')}'`)) &&
+        /Using 'exports' subpath '\.' with target '\.\/dist\/index\.d\.ts'/.test(stdout),
+      resolved.join('\n') || stdout.split('\n').filter((l) => l.includes('posenc')).slice(0, 20).join('\n'),
+    );
+  });
+}
+
+// ---- main ---------------------------------------------------------------------------------------
+const consumers = {
+  'node-esm': () => nodeConsumer('node-esm', 'index.js', "import.meta.resolve('posenc')"),
+  'node-require': () => nodeConsumer('node-require', 'index.cjs', "require.resolve('posenc')"),
+  types: typesConsumer,
+  vite: viteConsumer,
+  webpack: webpackConsumer,
+  plain: plainConsumer,
+};
+const BROWSER_CONSUMERS = ['vite', 'webpack', 'plain'];
+const selected = process.argv.length > 2 ? process.argv.slice(2) : Object.keys(consumers);
+for (const name of selected) if (!consumers[name]) throw new Error(`unknown consumer ${name}`);
+
+const started = Date.now();
+let tarball;
+try {
+  tarball = await attempt('npm pack', pack);
+  if (tarball) {
+    for (const name of selected) {
+      if (BROWSER_CONSUMERS.includes(name) && !browser) {
+        browser = await attempt('launch Chromium', () => launchChromium());
+        if (!browser) break;
+      }
+      const t0 = Date.now();
+      console.log(`# ${name}`);
+      await attempt(`${name}: consumer ran to completion`, consumers[name]);
+      console.log(`# ${name}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+  }
+} finally {
+  await browser?.close();
+  if (process.env.KEEP) console.log(`# kept ${work}`);
+  else rmSync(work, { recursive: true, force: true });
+}
+console.log(`# total ${((Date.now() - started) / 1000).toFixed(1)} s`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exitCode = failed === 0 && passed > 0 ? 0 : 1;
