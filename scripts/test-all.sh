@@ -34,4 +34,7 @@ node --test tests/js/
 step "TypeScript declarations (tsc --noEmit --strict)"
 npx tsc -p tests/types/tsconfig.json
 
+step "packed tarball in Node, Vite, webpack and a plain page (Chromium)"
+node tests/consumers/run.mjs
+
 printf '\nall test steps passed\n'
