@@ -1,7 +1,7 @@
-// Thin embind layer: raw functions over wasm-memory pointers (passed as numbers). Argument
-// checking, options, presets and the copies in and out live in the JavaScript API
-// (bindings/js/api.js); every function here still validates through the core and returns a
-// posenc::Status code instead of trapping.
+// Thin embind layer for what is called once per instance: the preset table, status strings and
+// fairseq positions. The per-call hot path (encoders) is plain C exports in exports.cpp, which
+// JavaScript calls without embind's per-call marshalling. Argument checking, options and the
+// copies in and out live in the JavaScript API (bindings/js/api.js).
 #include <emscripten/bind.h>
 
 #include <cstdint>
@@ -42,56 +42,6 @@ posenc::RowPositions make_rows(double count, double first_position, double posit
   rows.zero_position = zero_position;
   return rows;
 }
-
-// A spec held in wasm memory with its frequencies: the JS `encoder()` object and the engine
-// behind the one-shot functions.
-class EncoderHandle {
- public:
-  EncoderHandle(int dim, double base, double min_timescale, int layout, int frequencies, int odd,
-                int min_dim)
-      : encoder_(make_spec(dim, base, min_timescale, layout, frequencies, odd, min_dim)) {}
-
-  int status() const { return static_cast<int>(encoder_.status()); }
-
-  int encode(double count, double first, double positions, double zero_rows, double out,
-             double out_len, double zero_position) const {
-    return static_cast<int>(
-        encoder_.encode(make_rows(count, first, positions, zero_rows, zero_position),
-                        pointer<float>(out), static_cast<std::size_t>(out_len)));
-  }
-
-  int add_to(double count, double first, double positions, double zero_rows, double scale,
-             double embeddings, double len, double zero_position) const {
-    return static_cast<int>(encoder_.add_to(
-        make_rows(count, first, positions, zero_rows, zero_position), static_cast<float>(scale),
-        pointer<float>(embeddings), static_cast<std::size_t>(len)));
-  }
-
-  int concat(double count, double first, double positions, double zero_rows, double embeddings,
-             double embeddings_len, double embedding_dim, double out, double out_len,
-             double zero_position) const {
-    return static_cast<int>(
-        encoder_.concat(make_rows(count, first, positions, zero_rows, zero_position),
-                        pointer<const float>(embeddings), static_cast<std::size_t>(embeddings_len),
-                        static_cast<std::int64_t>(embedding_dim), pointer<float>(out),
-                        static_cast<std::size_t>(out_len)));
-  }
-
-  int shift_matrix(double k, double out, double out_len) const {
-    return static_cast<int>(posenc::shift_matrix(encoder_.spec(), k, pointer<float>(out),
-                                                 static_cast<std::size_t>(out_len)));
-  }
-
-  int shift_blocks(double k, double out, double out_len) const {
-    return static_cast<int>(posenc::shift_blocks(encoder_.spec(), k, pointer<float>(out),
-                                                 static_cast<std::size_t>(out_len)));
-  }
-
-  int sines() const { return static_cast<int>(encoder_.columns().sines); }
-
- private:
-  posenc::Encoder encoder_;
-};
 
 int positions_from_padding_mask(double mask, double count, double padding_idx, double previous,
                                 double out) {
@@ -139,15 +89,6 @@ int preset_count() {
 
 EMSCRIPTEN_BINDINGS(posenc) {
   using namespace emscripten;
-  class_<EncoderHandle>("EncoderHandle")
-      .constructor<int, double, double, int, int, int, int>()
-      .function("status", &EncoderHandle::status)
-      .function("encode", &EncoderHandle::encode)
-      .function("addTo", &EncoderHandle::add_to)
-      .function("concat", &EncoderHandle::concat)
-      .function("shiftMatrix", &EncoderHandle::shift_matrix)
-      .function("shiftBlocks", &EncoderHandle::shift_blocks)
-      .function("sines", &EncoderHandle::sines);
   value_object<PresetRecord>("PresetRecord")
       .field("name", &PresetRecord::name)
       .field("source", &PresetRecord::source)

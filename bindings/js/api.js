@@ -82,19 +82,19 @@ function checkFloat32Array(fn, name, value) {
 }
 
 function checkOptionsObject(fn, options, allowed) {
-  if (options === undefined) return {};
+  if (options === undefined) return EMPTY;
   if (options === null || typeof options !== 'object' || Array.isArray(options) || ArrayBuffer.isView(options)) {
     throw typeError(fn, 'options', 'an object', options);
   }
   for (const key of Object.keys(options)) {
-    if (!allowed.includes(key)) {
-      throw new TypeError(
-        `posenc.${fn}: unknown option '${key}' (allowed: ${allowed.join(', ')})`,
-      );
+    if (!allowed.has(key)) {
+      throw new TypeError(`posenc.${fn}: unknown option '${key}' (allowed: ${[...allowed].join(', ')})`);
     }
   }
   return options;
 }
+
+const EMPTY = Object.freeze({});
 
 function checkEnum(fn, name, value, allowed) {
   if (typeof value !== 'string') throw typeError(fn, name, `one of '${allowed.join("', '")}'`, value);
@@ -188,14 +188,28 @@ export function createApi(Module, { simd }) {
     return `${s.dim}|${s.base}|${s.minTimescale}|${s.layout}|${s.frequencies}|${s.odd}|${s.minDim}`;
   }
 
+  // An encoder in wasm memory behind the C exports of bindings/exports.cpp.
   function newHandle(fn, s) {
-    const handle = new Module.EncoderHandle(s.dim, s.base, s.minTimescale, s.layout, s.frequencies, s.odd, s.minDim);
-    const status = handle.status();
+    const ptr = Module._posenc_encoder_create(s.dim, s.base, s.minTimescale, s.layout, s.frequencies, s.odd, s.minDim);
+    if (!ptr) throw new RangeError(`posenc.${fn}: not enough wasm memory for an encoder of dim ${s.dim}`);
+    const status = Module._posenc_encoder_status(ptr);
     if (status !== STATUS_OK) {
-      handle.delete();
+      Module._posenc_encoder_destroy(ptr);
       throw statusError(fn, status);
     }
-    return handle;
+    return {
+      ptr,
+      encode: (n, first, pp, zp, out, len, zeroPosition) =>
+        Module._posenc_encoder_encode(ptr, n, first, pp, zp, zeroPosition, out, len),
+      addTo: (n, first, pp, zp, scale, emb, len, zeroPosition) =>
+        Module._posenc_encoder_add_to(ptr, n, first, pp, zp, zeroPosition, scale, emb, len),
+      concat: (n, first, pp, zp, emb, embLen, embDim, out, outLen, zeroPosition) =>
+        Module._posenc_encoder_concat(ptr, n, first, pp, zp, zeroPosition, emb, embLen, embDim, out, outLen),
+      shiftMatrix: (k, out, len) => Module._posenc_encoder_shift_matrix(ptr, k, out, len),
+      shiftBlocks: (k, out, len) => Module._posenc_encoder_shift_blocks(ptr, k, out, len),
+      sines: () => Module._posenc_encoder_sines(ptr),
+      delete: () => Module._posenc_encoder_destroy(ptr),
+    };
   }
 
   function cachedHandle(fn, s) {
@@ -225,8 +239,7 @@ export function createApi(Module, { simd }) {
   // ---- rows: offset, explicit positions or a padding mask ------------------------------------
   // Returns { count, first, positions: Float64Array|null, zeroRows: Uint8Array|null, zeroPosition }
   function resolveRows(fn, spec, length, options) {
-    const given = ['offset', 'positions', 'paddingMask'].filter((k) => options[k] !== undefined);
-    if (given.includes('positions') && given.length > 1) {
+    if (options.positions !== undefined && (options.offset !== undefined || options.paddingMask !== undefined)) {
       throw new TypeError(`posenc.${fn}: give either positions or offset/paddingMask, not both`);
     }
     const fairseq = spec.preset.usesPaddingIdx;
@@ -299,6 +312,17 @@ export function createApi(Module, { simd }) {
     return out;
   }
 
+  // Copies count floats from the wasm heap (float index from) into out at index at. Short rows
+  // are copied element by element: cheaper than creating a subarray view for one row.
+  function copyOut(out, at, from, count) {
+    const heap = Module.HEAPF32;
+    if (count <= 1024) {
+      for (let i = 0; i < count; i++) out[at + i] = heap[from + i];
+    } else {
+      out.set(heap.subarray(from, from + count), at);
+    }
+  }
+
   // ---- the chunked drivers --------------------------------------------------------------------
   // Runs `call(n, first, positionsPtr, zeroRowsPtr, dataPtr)` over chunks of rows; before each
   // call `fill(r0, n, dataPtr)` may copy input in, after it `drain(r0, n, dataPtr)` copies out.
@@ -333,7 +357,7 @@ export function createApi(Module, { simd }) {
       dim,
       (n, first, pp, zp, dp) => handle.encode(n, first, pp, zp, dp, n * dim, rows.zeroPosition),
       null,
-      (r0, n, dp) => out.set(Module.HEAPF32.subarray(dp / 4, dp / 4 + n * dim), r0 * dim),
+      (r0, n, dp) => copyOut(out, r0 * dim, dp >> 2, n * dim),
     );
     return out.length === needed ? out : out.subarray(0, needed);
   }
@@ -407,10 +431,14 @@ export function createApi(Module, { simd }) {
   }
 
   // ---- the public functions -------------------------------------------------------------------
-  const ENCODE_OPTIONS = [...SPEC_OPTIONS, ...ROW_OPTIONS, 'out'];
-  const ADD_OPTIONS = [...SPEC_OPTIONS, ...ROW_OPTIONS, 'scale'];
-  const CONCAT_OPTIONS = [...SPEC_OPTIONS, ...ROW_OPTIONS, 'out'];
-  const SHIFT_OPTIONS = [...SPEC_OPTIONS, 'form'];
+  const ENCODE_OPTIONS = new Set([...SPEC_OPTIONS, ...ROW_OPTIONS, 'out']);
+  const ADD_OPTIONS = new Set([...SPEC_OPTIONS, ...ROW_OPTIONS, 'scale']);
+  const CONCAT_OPTIONS = new Set([...SPEC_OPTIONS, ...ROW_OPTIONS, 'out']);
+  const SHIFT_OPTIONS = new Set([...SPEC_OPTIONS, 'form']);
+  const ENCODER_OPTIONS = new Set(['dim', ...SPEC_OPTIONS]);
+  const ENCODER_ENCODE_OPTIONS = new Set([...ROW_OPTIONS, 'out']);
+  const ENCODER_ADD_OPTIONS = new Set([...ROW_OPTIONS, 'scale']);
+  const ENCODER_SHIFT_OPTIONS = new Set(['form']);
 
   function encode(length, dim, options) {
     const o = checkOptionsObject('encode', options, ENCODE_OPTIONS);
@@ -453,7 +481,7 @@ export function createApi(Module, { simd }) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
       throw typeError('encoder', 'options', 'an object with at least { dim }', options);
     }
-    const o = checkOptionsObject('encoder', options, ['dim', ...SPEC_OPTIONS]);
+    const o = checkOptionsObject('encoder', options, ENCODER_OPTIONS);
     if (o.dim === undefined) throw new TypeError('posenc.encoder: options.dim is required');
     const spec = resolveSpec('encoder', o.dim, o);
     let handle = newHandle('encoder', spec);
@@ -474,21 +502,21 @@ export function createApi(Module, { simd }) {
       minTimescale: spec.minTimescale,
       encode(length, callOptions) {
         const h = live('encoder.encode');
-        const c = checkOptionsObject('encoder.encode', callOptions, [...ROW_OPTIONS, 'out']);
+        const c = checkOptionsObject('encoder.encode', callOptions, ENCODER_ENCODE_OPTIONS);
         checkLength('encoder.encode', length, spec.dim);
         const rows = resolveRows('encoder.encode', spec, length, c);
         return runEncode('encoder.encode', h, spec, length, rows, c.out);
       },
       addTo(embeddings, callOptions) {
         const h = live('encoder.addTo');
-        const c = checkOptionsObject('encoder.addTo', callOptions, [...ROW_OPTIONS, 'scale']);
+        const c = checkOptionsObject('encoder.addTo', callOptions, ENCODER_ADD_OPTIONS);
         const length = checkEmbeddings('encoder.addTo', embeddings, spec.dim);
         const rows = resolveRows('encoder.addTo', spec, length, c);
         return runAddTo('encoder.addTo', h, spec, embeddings, rows, checkScale('encoder.addTo', c));
       },
       concat(embeddings, embeddingDim, callOptions) {
         const h = live('encoder.concat');
-        const c = checkOptionsObject('encoder.concat', callOptions, [...ROW_OPTIONS, 'out']);
+        const c = checkOptionsObject('encoder.concat', callOptions, ENCODER_ENCODE_OPTIONS);
         checkNumber('encoder.concat', 'embeddingDim', embeddingDim, { integer: true, min: 1, max: MAX_ELEMENTS });
         const length = checkEmbeddings('encoder.concat', embeddings, embeddingDim);
         checkLength('encoder.concat', length, embeddingDim + spec.dim);
@@ -497,7 +525,7 @@ export function createApi(Module, { simd }) {
       },
       shift(k, callOptions) {
         const h = live('encoder.shift');
-        const c = checkOptionsObject('encoder.shift', callOptions, ['form']);
+        const c = checkOptionsObject('encoder.shift', callOptions, ENCODER_SHIFT_OPTIONS);
         return runShift('encoder.shift', h, spec, k, checkShiftForm('encoder.shift', c));
       },
       get disposed() {

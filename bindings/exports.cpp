@@ -1,0 +1,100 @@
+// The hot path as plain C exports: a posenc::Encoder behind an opaque pointer. Pointers and
+// lengths are wasm32 values; every call validates through the core and returns a posenc::Status
+// code (0 = ok) instead of trapping, and writes nothing on error.
+#include <emscripten/emscripten.h>
+
+#include <cstdint>
+#include <new>
+
+#include "posenc/posenc.hpp"
+
+namespace {
+
+posenc::RowPositions rows_of(int count, double first, const double* positions,
+                             const std::uint8_t* zero_rows, double zero_position) {
+  posenc::RowPositions rows;
+  rows.count = count;
+  rows.first_position = first;
+  rows.positions = positions;
+  rows.zero_rows = zero_rows;
+  rows.zero_position = zero_position;
+  return rows;
+}
+
+int code(posenc::Status s) {
+  return static_cast<int>(s);
+}
+
+}  // namespace
+
+extern "C" {
+
+// A new encoder, or null when memory is exhausted. Check posenc_encoder_status() before use.
+EMSCRIPTEN_KEEPALIVE posenc::Encoder* posenc_encoder_create(int dim, double base,
+                                                            double min_timescale, int layout,
+                                                            int frequencies, int odd, int min_dim) {
+  posenc::Spec s;
+  s.dim = dim;
+  s.base = base;
+  s.min_timescale = min_timescale;
+  s.layout = static_cast<posenc::Layout>(layout);
+  s.frequencies = static_cast<posenc::Frequencies>(frequencies);
+  s.odd = static_cast<posenc::OddDim>(odd);
+  s.min_dim = min_dim;
+  return new (std::nothrow) posenc::Encoder(s);
+}
+
+EMSCRIPTEN_KEEPALIVE int posenc_encoder_status(const posenc::Encoder* e) {
+  return code(e->status());
+}
+
+EMSCRIPTEN_KEEPALIVE void posenc_encoder_destroy(posenc::Encoder* e) {
+  delete e;
+}
+
+EMSCRIPTEN_KEEPALIVE int posenc_encoder_sines(const posenc::Encoder* e) {
+  return static_cast<int>(e->columns().sines);
+}
+
+EMSCRIPTEN_KEEPALIVE int posenc_encoder_encode(const posenc::Encoder* e, int count, double first,
+                                               const double* positions,
+                                               const std::uint8_t* zero_rows, double zero_position,
+                                               float* out, int out_len) {
+  if (out_len < 0) return code(posenc::Status::size_mismatch);
+  return code(e->encode(rows_of(count, first, positions, zero_rows, zero_position), out,
+                        static_cast<std::size_t>(out_len)));
+}
+
+EMSCRIPTEN_KEEPALIVE int posenc_encoder_add_to(const posenc::Encoder* e, int count, double first,
+                                               const double* positions,
+                                               const std::uint8_t* zero_rows, double zero_position,
+                                               float scale, float* embeddings, int len) {
+  if (len < 0) return code(posenc::Status::size_mismatch);
+  return code(e->add_to(rows_of(count, first, positions, zero_rows, zero_position), scale,
+                        embeddings, static_cast<std::size_t>(len)));
+}
+
+EMSCRIPTEN_KEEPALIVE int posenc_encoder_concat(const posenc::Encoder* e, int count, double first,
+                                               const double* positions,
+                                               const std::uint8_t* zero_rows, double zero_position,
+                                               const float* embeddings, int embeddings_len,
+                                               int embedding_dim, float* out, int out_len) {
+  if (embeddings_len < 0 || out_len < 0) return code(posenc::Status::size_mismatch);
+  return code(e->concat(rows_of(count, first, positions, zero_rows, zero_position), embeddings,
+                        static_cast<std::size_t>(embeddings_len), embedding_dim, out,
+                        static_cast<std::size_t>(out_len)));
+}
+
+EMSCRIPTEN_KEEPALIVE int posenc_encoder_shift_matrix(const posenc::Encoder* e, double k, float* out,
+                                                     int out_len) {
+  if (out_len < 0) return code(posenc::Status::size_mismatch);
+  return code(posenc::shift_matrix(e->spec(), k, out, static_cast<std::size_t>(out_len)));
+}
+
+EMSCRIPTEN_KEEPALIVE int posenc_encoder_shift_blocks(const posenc::Encoder* e, double k, float* out,
+                                                     int out_len) {
+  if (out_len < 0) return code(posenc::Status::size_mismatch);
+  return code(posenc::shift_blocks(e->spec(), k, out, static_cast<std::size_t>(out_len)));
+}
+
+}  // extern "C"
