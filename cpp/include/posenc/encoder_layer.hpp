@@ -1,0 +1,107 @@
+// posenc: one Transformer encoder layer, computing what PyTorch's nn.TransformerEncoderLayer
+// (batch_first, eval mode: no dropout) computes, from the same state_dict.
+//
+// Post-norm (norm_first = false):  x = norm1(x + SA(x));        x = norm2(x + FF(x))
+// Pre-norm  (norm_first = true):   x = x + SA(norm1(x));        x = x + FF(norm2(x))
+// SA: multi-head self-attention, q = (x Wq^T + bq) / sqrt(dModel / heads), softmax(q k^T + mask)
+// per head, then out_proj. FF: linear2(activation(linear1(x))).
+//
+// Precision: every product is a float32 dot product (see gemm.hpp); layer norm statistics are
+// accumulated in float64. On the committed PyTorch fixtures (tests/fixtures/layer) the largest
+// absolute difference from PyTorch's float32 output is at most 4e-6.
+//
+// Masks: causal hides keys j > i from query i (PyTorch's generate_square_subsequent_mask); the
+// key-padding mask hides key j when mask[j] != 0 (PyTorch's True). A query row whose keys are all
+// hidden gets all-zero attention probabilities (PyTorch would produce NaN there).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "posenc/buffer.hpp"
+#include "posenc/gemm.hpp"
+#include "posenc/layer_status.hpp"
+
+namespace posenc {
+
+enum class Activation : std::uint8_t { relu, gelu };
+
+inline constexpr std::int64_t kMaxModelDim = 8192;
+inline constexpr std::int64_t kMaxHeads = 256;
+inline constexpr std::int64_t kMaxFfDim = 65536;
+// The longest sequence a forward accepts (the attention probabilities are heads x L x L floats).
+inline constexpr std::int64_t kMaxSequenceLength = 8192;
+
+struct LayerConfig {
+  std::int64_t d_model = 0;  // 1..kMaxModelDim, a multiple of heads
+  std::int64_t heads = 0;    // 1..kMaxHeads
+  std::int64_t ff_dim = 0;   // 1..kMaxFfDim (PyTorch's dim_feedforward)
+  bool norm_first = false;
+  Activation activation = Activation::relu;
+  double layer_norm_eps = 1e-5;  // finite, >= 0
+};
+
+// Checks the config; the error names the field ("dModel", "heads", "ffDim", "activation",
+// "layerNormEps").
+LayerError validate(const LayerConfig& config);
+
+struct ForwardOptions {
+  bool causal = false;
+  const std::uint8_t* key_padding_mask = nullptr;  // null, or L entries; nonzero hides that key
+};
+
+// The twelve state_dict names, in PyTorch's order.
+inline constexpr int kLayerTensorCount = 12;
+extern const char* const kLayerTensorNames[kLayerTensorCount];
+
+class EncoderLayer {
+ public:
+  // Sets the config and forgets every weight. On error the layer keeps its previous state.
+  LayerError configure(const LayerConfig& config);
+
+  // Sets one weight by its state_dict name (e.g. "linear1.weight"). shape (ndim entries) is
+  // checked when given; count must equal the expected element count. The data is copied.
+  // Errors: unknown_tensor (name), wrong_shape, out_of_memory; the layer is unchanged then.
+  LayerError set_tensor(std::string_view name, const float* data, std::size_t count,
+                        const std::int64_t* shape = nullptr, int ndim = 0);
+
+  // ok when every weight is set; otherwise missing_tensor naming the first one missing.
+  LayerError check_complete() const;
+  bool ready() const { return check_complete().ok(); }
+  const LayerConfig& config() const { return config_; }
+
+  // out (L x dModel, row-major) = layer(x (L x dModel)). x and out may be the same buffer.
+  // Errors: not_ready, invalid_length ("length"), size_mismatch ("x" / "out"), out_of_memory.
+  // The attention probabilities of this call are kept until the next forward.
+  LayerError forward(const float* x, std::size_t x_len, std::int64_t length,
+                     const ForwardOptions& options, float* out, std::size_t out_len);
+
+  // The attention probabilities of the last successful forward: heads x L x L, row-major
+  // ([h][query][key]); null before any forward.
+  const float* attention() const { return has_attention_ ? probs_.data() : nullptr; }
+  std::int64_t attention_length() const { return has_attention_ ? last_length_ : 0; }
+
+ private:
+  LayerError ensure_workspace(std::int64_t length);
+  void layer_norm(const float* x, const FloatBuffer& weight, const FloatBuffer& bias,
+                  std::int64_t rows, float* out) const;
+  void self_attention(const float* x, std::int64_t length, const ForwardOptions& options,
+                      float* out);
+
+  LayerConfig config_;
+  bool configured_ = false;
+  bool set_[kLayerTensorCount] = {};
+  PackedMatrix in_proj_, out_proj_, linear1_, linear2_;
+  FloatBuffer in_proj_bias_, out_proj_bias_, linear1_bias_, linear2_bias_;
+  FloatBuffer norm1_weight_, norm1_bias_, norm2_weight_, norm2_bias_;
+
+  // Workspace, grown on demand.
+  std::int64_t capacity_ = 0;
+  FloatBuffer x_, normed_, qkv_, heads_out_, sublayer_, hidden_, probs_, packed_tmp_;
+  PackedMatrix keys_, values_;
+  bool has_attention_ = false;
+  std::int64_t last_length_ = 0;
+};
+
+}  // namespace posenc

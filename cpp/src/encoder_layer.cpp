@@ -1,0 +1,271 @@
+// EncoderLayer: weights by state_dict name, the forward pass, masks and softmax.
+#include "posenc/encoder_layer.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+namespace posenc {
+
+const char* const kLayerTensorNames[kLayerTensorCount] = {
+    "self_attn.in_proj_weight",
+    "self_attn.in_proj_bias",
+    "self_attn.out_proj.weight",
+    "self_attn.out_proj.bias",
+    "linear1.weight",
+    "linear1.bias",
+    "linear2.weight",
+    "linear2.bias",
+    "norm1.weight",
+    "norm1.bias",
+    "norm2.weight",
+    "norm2.bias",
+};
+
+namespace {
+
+struct Shape {
+  std::int64_t dims[2];
+  int ndim;
+};
+
+Shape expected_shape(const LayerConfig& c, int index) {
+  const std::int64_t d = c.d_model, f = c.ff_dim;
+  switch (index) {
+    case 0:
+      return {{3 * d, d}, 2};
+    case 1:
+      return {{3 * d, 0}, 1};
+    case 2:
+      return {{d, d}, 2};
+    case 4:
+      return {{f, d}, 2};
+    case 5:
+      return {{f, 0}, 1};
+    case 6:
+      return {{d, f}, 2};
+    default:
+      return {{d, 0}, 1};
+  }
+}
+
+int tensor_index(std::string_view name) {
+  for (int i = 0; i < kLayerTensorCount; ++i)
+    if (name == kLayerTensorNames[i]) return i;
+  return -1;
+}
+
+bool copy_to(FloatBuffer& target, const float* data, std::size_t count) {
+  FloatBuffer fresh;
+  if (!fresh.resize(count)) return false;
+  std::memcpy(fresh.data(), data, count * sizeof(float));
+  target = std::move(fresh);
+  return true;
+}
+
+}  // namespace
+
+LayerError validate(const LayerConfig& c) {
+  if (c.d_model < 1 || c.d_model > kMaxModelDim)
+    return layer_error(LayerStatus::invalid_config, "dModel");
+  if (c.heads < 1 || c.heads > kMaxHeads || c.d_model % c.heads != 0)
+    return layer_error(LayerStatus::invalid_config, "heads");
+  if (c.ff_dim < 1 || c.ff_dim > kMaxFfDim)
+    return layer_error(LayerStatus::invalid_config, "ffDim");
+  if (c.activation != Activation::relu && c.activation != Activation::gelu)
+    return layer_error(LayerStatus::invalid_config, "activation");
+  if (!std::isfinite(c.layer_norm_eps) || c.layer_norm_eps < 0.0)
+    return layer_error(LayerStatus::invalid_config, "layerNormEps");
+  return {};
+}
+
+LayerError EncoderLayer::configure(const LayerConfig& config) {
+  if (LayerError e = validate(config); !e.ok()) return e;
+  config_ = config;
+  configured_ = true;
+  for (bool& s : set_)
+    s = false;
+  has_attention_ = false;
+  return {};
+}
+
+LayerError EncoderLayer::set_tensor(std::string_view name, const float* data, std::size_t count,
+                                    const std::int64_t* shape, int ndim) {
+  const int index = tensor_index(name);
+  if (index < 0) return layer_error(LayerStatus::unknown_tensor, std::string(name));
+  if (!configured_) return layer_error(LayerStatus::not_ready, "config");
+  const Shape want = expected_shape(config_, index);
+  std::size_t want_count = static_cast<std::size_t>(want.dims[0]);
+  if (want.ndim == 2) want_count *= static_cast<std::size_t>(want.dims[1]);
+  if (shape != nullptr) {
+    if (ndim != want.ndim) return layer_error(LayerStatus::wrong_shape, std::string(name));
+    for (int i = 0; i < ndim; ++i)
+      if (shape[i] != want.dims[i]) return layer_error(LayerStatus::wrong_shape, std::string(name));
+  }
+  if (count != want_count || data == nullptr)
+    return layer_error(LayerStatus::wrong_shape, std::string(name));
+
+  bool ok = true;
+  if (want.ndim == 2) {
+    PackedMatrix fresh;
+    ok = fresh.pack_transposed(data, want.dims[0], want.dims[1], want.dims[1]);
+    if (ok) {
+      PackedMatrix* targets[] = {&in_proj_, nullptr, &out_proj_, nullptr,
+                                 &linear1_, nullptr, &linear2_};
+      *targets[index] = std::move(fresh);
+    }
+  } else {
+    FloatBuffer* targets[] = {nullptr,        &in_proj_bias_, nullptr,        &out_proj_bias_,
+                              nullptr,        &linear1_bias_, nullptr,        &linear2_bias_,
+                              &norm1_weight_, &norm1_bias_,   &norm2_weight_, &norm2_bias_};
+    ok = copy_to(*targets[index], data, count);
+  }
+  if (!ok) return layer_error(LayerStatus::out_of_memory, std::string(name));
+  set_[index] = true;
+  return {};
+}
+
+LayerError EncoderLayer::check_complete() const {
+  if (!configured_) return layer_error(LayerStatus::not_ready, "config");
+  for (int i = 0; i < kLayerTensorCount; ++i)
+    if (!set_[i]) return layer_error(LayerStatus::missing_tensor, kLayerTensorNames[i]);
+  return {};
+}
+
+LayerError EncoderLayer::ensure_workspace(std::int64_t length) {
+  if (length <= capacity_) return {};
+  const std::size_t l = static_cast<std::size_t>(length);
+  const std::size_t d = static_cast<std::size_t>(config_.d_model);
+  const std::size_t f = static_cast<std::size_t>(config_.ff_dim);
+  const std::size_t h = static_cast<std::size_t>(config_.heads);
+  if (!x_.resize(l * d) || !normed_.resize(l * d) || !qkv_.resize(l * 3 * d) ||
+      !heads_out_.resize(l * d) || !sublayer_.resize(l * d) || !hidden_.resize(l * f) ||
+      !probs_.resize(h * l * l)) {
+    capacity_ = 0;
+    has_attention_ = false;
+    return layer_error(LayerStatus::out_of_memory, "length");
+  }
+  capacity_ = length;
+  return {};
+}
+
+void EncoderLayer::layer_norm(const float* x, const FloatBuffer& weight, const FloatBuffer& bias,
+                              std::int64_t rows, float* out) const {
+  const std::int64_t d = config_.d_model;
+  const float* w = weight.data();
+  const float* b = bias.data();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* row = x + r * d;
+    double sum = 0.0;
+    for (std::int64_t c = 0; c < d; ++c)
+      sum += row[c];
+    const double mean = sum / static_cast<double>(d);
+    double squares = 0.0;
+    for (std::int64_t c = 0; c < d; ++c) {
+      const double t = row[c] - mean;
+      squares += t * t;
+    }
+    const double var = squares / static_cast<double>(d);
+    const double rstd = 1.0 / std::sqrt(var + config_.layer_norm_eps);
+    float* o = out + r * d;
+    for (std::int64_t c = 0; c < d; ++c)
+      o[c] = static_cast<float>((row[c] - mean) * rstd) * w[c] + b[c];
+  }
+}
+
+// out (L x d) = out_proj(attention(x)); the probabilities go to probs_.
+void EncoderLayer::self_attention(const float* x, std::int64_t length,
+                                  const ForwardOptions& options, float* out) {
+  const std::int64_t d = config_.d_model, heads = config_.heads, dh = d / heads;
+  const std::int64_t l = length;
+  float* qkv = qkv_.data();
+  gemm(x, d, l, in_proj_, in_proj_bias_.data(), Epilogue::none, qkv, 3 * d);
+  // PyTorch divides q by sqrt(head dim) (a float32 division by the rounded square root).
+  const float q_scale = static_cast<float>(std::sqrt(static_cast<double>(dh)));
+  for (std::int64_t i = 0; i < l; ++i)
+    for (std::int64_t c = 0; c < d; ++c)
+      qkv[i * 3 * d + c] /= q_scale;
+
+  for (std::int64_t h = 0; h < heads; ++h) {
+    float* scores = probs_.data() + h * l * l;
+    keys_.pack_transposed(qkv + d + h * dh, l, dh, 3 * d);
+    gemm(qkv + h * dh, 3 * d, l, keys_, nullptr, Epilogue::none, scores, l);
+    for (std::int64_t i = 0; i < l; ++i) {
+      float* row = scores + i * l;
+      const std::int64_t visible = options.causal ? i + 1 : l;
+      const std::uint8_t* mask = options.key_padding_mask;
+      float max = -INFINITY;
+      for (std::int64_t j = 0; j < visible; ++j)
+        if ((mask == nullptr || mask[j] == 0) && row[j] > max) max = row[j];
+      double sum = 0.0;
+      for (std::int64_t j = 0; j < l; ++j) {
+        if (j >= visible || (mask != nullptr && mask[j] != 0) || max == -INFINITY) {
+          row[j] = 0.0f;
+          continue;
+        }
+        row[j] = std::exp(row[j] - max);
+        sum += row[j];
+      }
+      if (sum > 0.0) {
+        const float total = static_cast<float>(sum);
+        for (std::int64_t j = 0; j < visible; ++j)
+          row[j] /= total;
+      }
+    }
+    values_.pack(qkv + 2 * d + h * dh, l, dh, 3 * d);
+    gemm(scores, l, l, values_, nullptr, Epilogue::none, heads_out_.data() + h * dh, d);
+  }
+  gemm(heads_out_.data(), d, l, out_proj_, out_proj_bias_.data(), Epilogue::none, out, d);
+}
+
+LayerError EncoderLayer::forward(const float* x, std::size_t x_len, std::int64_t length,
+                                 const ForwardOptions& options, float* out, std::size_t out_len) {
+  if (LayerError e = check_complete(); !e.ok()) return layer_error(LayerStatus::not_ready, e.name);
+  if (length < 1 || length > kMaxSequenceLength)
+    return layer_error(LayerStatus::invalid_length, "length");
+  const std::int64_t d = config_.d_model;
+  const std::size_t n = static_cast<std::size_t>(length * d);
+  if (x == nullptr || x_len != n) return layer_error(LayerStatus::size_mismatch, "x");
+  if (out == nullptr || out_len != n) return layer_error(LayerStatus::size_mismatch, "out");
+  if (LayerError e = ensure_workspace(length); !e.ok()) return e;
+  // The attention packs grow with L: size them here so that nothing can fail later.
+  const std::int64_t dh = d / config_.heads;
+  if (!keys_.pack_transposed(qkv_.data(), length, dh, 3 * d) ||
+      !values_.pack(qkv_.data(), length, dh, 3 * d)) {
+    has_attention_ = false;
+    return layer_error(LayerStatus::out_of_memory, "length");
+  }
+
+  float* xs = x_.data();
+  std::memmove(xs, x, n * sizeof(float));
+  float* sub = sublayer_.data();
+  float* normed = normed_.data();
+  const Epilogue act = config_.activation == Activation::gelu ? Epilogue::gelu : Epilogue::relu;
+  const std::int64_t f = config_.ff_dim;
+  if (config_.norm_first) {
+    layer_norm(xs, norm1_weight_, norm1_bias_, length, normed);
+    self_attention(normed, length, options, sub);
+    for (std::size_t i = 0; i < n; ++i)
+      xs[i] = xs[i] + sub[i];
+    layer_norm(xs, norm2_weight_, norm2_bias_, length, normed);
+    gemm(normed, d, length, linear1_, linear1_bias_.data(), act, hidden_.data(), f);
+    gemm(hidden_.data(), f, length, linear2_, linear2_bias_.data(), Epilogue::none, sub, d);
+    for (std::size_t i = 0; i < n; ++i)
+      out[i] = xs[i] + sub[i];
+  } else {
+    self_attention(xs, length, options, sub);
+    for (std::size_t i = 0; i < n; ++i)
+      normed[i] = xs[i] + sub[i];
+    layer_norm(normed, norm1_weight_, norm1_bias_, length, xs);
+    gemm(xs, d, length, linear1_, linear1_bias_.data(), act, hidden_.data(), f);
+    gemm(hidden_.data(), f, length, linear2_, linear2_bias_.data(), Epilogue::none, sub, d);
+    for (std::size_t i = 0; i < n; ++i)
+      normed[i] = xs[i] + sub[i];
+    layer_norm(normed, norm2_weight_, norm2_bias_, length, out);
+  }
+  has_attention_ = true;
+  last_length_ = length;
+  return {};
+}
+
+}  // namespace posenc

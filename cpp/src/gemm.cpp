@@ -1,0 +1,213 @@
+// The packed GEMM: packing, the scalar reference kernel and the wasm SIMD kernel.
+#include "posenc/gemm.hpp"
+
+#include <cmath>
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
+namespace posenc {
+
+bool PackedMatrix::reserve(std::int64_t k, std::int64_t n) {
+  if (k < 1 || n < 1) return false;
+  const std::int64_t panels = (n + kGemmPanel - 1) / kGemmPanel;
+  const std::size_t count =
+      static_cast<std::size_t>(panels) * static_cast<std::size_t>(k) * kGemmPanel;
+  if (static_cast<std::size_t>(k) > count) return false;  // overflow guard
+  if (!data_.reserve(count)) return false;
+  k_ = k;
+  n_ = n;
+  return true;
+}
+
+bool PackedMatrix::pack_transposed(const float* w, std::int64_t n, std::int64_t k,
+                                   std::int64_t ldw) {
+  if (!reserve(k, n)) return false;
+  float* out = data_.data();
+  for (std::int64_t j0 = 0; j0 < n; j0 += kGemmPanel) {
+    const std::int64_t width = n - j0 < kGemmPanel ? n - j0 : kGemmPanel;
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      for (std::int64_t j = 0; j < kGemmPanel; ++j)
+        out[j] = j < width ? w[(j0 + j) * ldw + kk] : 0.0f;
+      out += kGemmPanel;
+    }
+  }
+  return true;
+}
+
+bool PackedMatrix::pack(const float* b, std::int64_t k, std::int64_t n, std::int64_t ldb) {
+  if (!reserve(k, n)) return false;
+  float* out = data_.data();
+  for (std::int64_t j0 = 0; j0 < n; j0 += kGemmPanel) {
+    const std::int64_t width = n - j0 < kGemmPanel ? n - j0 : kGemmPanel;
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      const float* row = b + kk * ldb + j0;
+      for (std::int64_t j = 0; j < kGemmPanel; ++j)
+        out[j] = j < width ? row[j] : 0.0f;
+      out += kGemmPanel;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+inline float apply(Epilogue e, float v) {
+  switch (e) {
+    case Epilogue::none:
+      return v;
+    case Epilogue::relu:
+      return v > 0.0f ? v : 0.0f;
+    case Epilogue::gelu:
+      return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752440f));
+  }
+  return v;
+}
+
+// Adds the bias, applies the epilogue and stores MR x width results of one tile.
+template <int MR>
+void store_tile(const float (&acc)[MR][kGemmPanel], std::int64_t width, const float* bias,
+                Epilogue e, float* c, std::int64_t ldc) {
+  for (int r = 0; r < MR; ++r)
+    for (std::int64_t j = 0; j < width; ++j) {
+      float v = acc[r][j];
+      if (bias != nullptr) v = v + bias[j];
+      c[r * ldc + j] = apply(e, v);
+    }
+}
+
+template <int MR>
+void tile_scalar(const float* a, std::int64_t lda, const float* panel, std::int64_t k,
+                 float (&acc)[MR][kGemmPanel]) {
+  for (int r = 0; r < MR; ++r)
+    for (int j = 0; j < kGemmPanel; ++j)
+      acc[r][j] = 0.0f;
+  for (std::int64_t kk = 0; kk < k; ++kk) {
+    const float* bp = panel + kk * kGemmPanel;
+    for (int r = 0; r < MR; ++r) {
+      const float av = a[r * lda + kk];
+      for (int j = 0; j < kGemmPanel; ++j)
+        acc[r][j] = acc[r][j] + av * bp[j];
+    }
+  }
+}
+
+template <int MR>
+void rows_scalar(const float* a, std::int64_t lda, const PackedMatrix& b, const float* bias,
+                 Epilogue e, float* c, std::int64_t ldc) {
+  float acc[MR][kGemmPanel];
+  for (std::int64_t j0 = 0; j0 < b.n(); j0 += kGemmPanel) {
+    const std::int64_t width = b.n() - j0 < kGemmPanel ? b.n() - j0 : kGemmPanel;
+    tile_scalar<MR>(a, lda, b.panel(j0 / kGemmPanel), b.k(), acc);
+    store_tile<MR>(acc, width, bias ? bias + j0 : nullptr, e, c + j0, ldc);
+  }
+}
+
+#ifdef __wasm_simd128__
+
+template <int MR>
+void rows_simd(const float* a, std::int64_t lda, const PackedMatrix& b, const float* bias,
+               Epilogue e, float* c, std::int64_t ldc) {
+  const std::int64_t k = b.k();
+  for (std::int64_t j0 = 0; j0 < b.n(); j0 += kGemmPanel) {
+    const float* bp = b.panel(j0 / kGemmPanel);
+    v128_t acc[MR][2];
+    for (int r = 0; r < MR; ++r)
+      acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f);
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      const v128_t b0 = wasm_v128_load(bp);
+      const v128_t b1 = wasm_v128_load(bp + 4);
+      bp += kGemmPanel;
+      for (int r = 0; r < MR; ++r) {
+        const v128_t av = wasm_v128_load32_splat(a + r * lda + kk);
+        acc[r][0] = wasm_f32x4_add(acc[r][0], wasm_f32x4_mul(av, b0));
+        acc[r][1] = wasm_f32x4_add(acc[r][1], wasm_f32x4_mul(av, b1));
+      }
+    }
+    const std::int64_t width = b.n() - j0 < kGemmPanel ? b.n() - j0 : kGemmPanel;
+    if (width == kGemmPanel && e != Epilogue::gelu) {
+      v128_t bias0 = wasm_f32x4_splat(0.0f), bias1 = bias0;
+      if (bias != nullptr) {
+        bias0 = wasm_v128_load(bias + j0);
+        bias1 = wasm_v128_load(bias + j0 + 4);
+      }
+      const v128_t zero = wasm_f32x4_splat(0.0f);
+      for (int r = 0; r < MR; ++r) {
+        v128_t v0 = acc[r][0], v1 = acc[r][1];
+        if (bias != nullptr) {
+          v0 = wasm_f32x4_add(v0, bias0);
+          v1 = wasm_f32x4_add(v1, bias1);
+        }
+        if (e == Epilogue::relu) {
+          v0 = wasm_f32x4_pmax(zero, v0);
+          v1 = wasm_f32x4_pmax(zero, v1);
+        }
+        wasm_v128_store(c + r * ldc + j0, v0);
+        wasm_v128_store(c + r * ldc + j0 + 4, v1);
+      }
+    } else {
+      float tile[MR][kGemmPanel];
+      for (int r = 0; r < MR; ++r) {
+        wasm_v128_store(&tile[r][0], acc[r][0]);
+        wasm_v128_store(&tile[r][4], acc[r][1]);
+      }
+      store_tile<MR>(tile, width, bias ? bias + j0 : nullptr, e, c + j0, ldc);
+    }
+  }
+}
+
+#endif
+
+template <bool kSimd>
+void gemm_impl(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
+               const float* bias, Epilogue e, float* c, std::int64_t ldc) {
+  if (m < 1 || b.empty()) return;
+  std::int64_t i = 0;
+#ifdef __wasm_simd128__
+  if (kSimd) {
+    for (; i + kGemmRows <= m; i += kGemmRows)
+      rows_simd<4>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
+    switch (m - i) {
+      case 3:
+        rows_simd<3>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
+        break;
+      case 2:
+        rows_simd<2>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
+        break;
+      case 1:
+        rows_simd<1>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
+        break;
+      default:
+        break;
+    }
+    return;
+  }
+#endif
+  for (; i + kGemmRows <= m; i += kGemmRows)
+    rows_scalar<4>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
+  for (; i < m; ++i)
+    rows_scalar<1>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
+}
+
+}  // namespace
+
+void gemm(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
+          const float* bias, Epilogue epilogue, float* c, std::int64_t ldc) {
+  gemm_impl<true>(a, lda, m, b, bias, epilogue, c, ldc);
+}
+
+void gemm_scalar(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
+                 const float* bias, Epilogue epilogue, float* c, std::int64_t ldc) {
+  gemm_impl<false>(a, lda, m, b, bias, epilogue, c, ldc);
+}
+
+bool gemm_uses_simd() {
+#ifdef __wasm_simd128__
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace posenc
