@@ -37,4 +37,7 @@ npx tsc -p tests/types/tsconfig.json
 step "packed tarball in Node, Vite, webpack and a plain page (Chromium)"
 node tests/consumers/run.mjs
 
+step "demo page end to end (Chromium)"
+npx vite build web && node --test --test-reporter=spec tests/e2e/
+
 printf '\nall test steps passed\n'

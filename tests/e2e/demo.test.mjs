@@ -1,0 +1,320 @@
+// End-to-end tests of the demo page (web/) in Debian's Chromium through playwright-core, against
+// the built static site (web/dist, made by `npm run build:demo`) served on 127.0.0.1.
+// Screenshots of each section go to tests/e2e/screenshots/ (gitignored) for review.
+import assert from 'node:assert/strict';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { launchChromium, serveStatic } from '../browser/launch.mjs';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const site = join(root, 'web', 'dist');
+const shots = join(root, 'tests', 'e2e', 'screenshots');
+const BUDGET_BYTES = 300 * 1024;
+
+let browser;
+let server;
+let page;
+const problems = []; // console errors, page errors, failed requests
+
+function watch(p, label) {
+  p.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(`${label} console error: ${msg.text()}`);
+  });
+  p.on('pageerror', (err) => problems.push(`${label} page error: ${err.message}`));
+  p.on('requestfailed', (req) => problems.push(`${label} request failed: ${req.url()} (${req.failure()?.errorText})`));
+  p.on('response', (res) => {
+    if (res.status() >= 400) problems.push(`${label} HTTP ${res.status()}: ${res.url()}`);
+  });
+  p.on('worker', (w) => w.on('console', (msg) => msg.type() === 'error' && problems.push(`${label} worker error: ${msg.text()}`)));
+}
+
+async function open(options = {}, label = 'page') {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, ...options });
+  const p = await context.newPage();
+  watch(p, label);
+  await p.goto(server.url);
+  await p.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+  return p;
+}
+
+/** Fraction of a canvas's pixels that differ from its first pixel (0 = blank). */
+async function canvasInk(p, selector) {
+  return p.$$eval(selector, (canvases) =>
+    canvases.map((c) => {
+      const ctx = c.getContext('2d');
+      const { data } = ctx.getImageData(0, 0, c.width, c.height);
+      let differ = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        if (data[i] !== data[0] || data[i + 1] !== data[1] || data[i + 2] !== data[2] || data[i + 3] !== data[3]) differ++;
+      }
+      return differ / (data.length / 4);
+    }),
+  );
+}
+
+async function canvasHash(p, selector) {
+  return p.$eval(selector, (c) => {
+    const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    let h = 0;
+    for (let i = 0; i < data.length; i += 7) h = (h * 31 + data[i]) | 0;
+    return h;
+  });
+}
+
+async function shoot(p, id, name = id) {
+  await p.locator(`#${id}`).screenshot({ path: join(shots, `${name}.png`) });
+}
+
+/** Moves the pointer over heatmap cell (row, col) of the heatmap inside `containerSelector`. */
+async function hoverCell(p, containerSelector, row, col) {
+  const canvas = p.locator(`${containerSelector} canvas:not(.colorbar)`).first();
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  const g = JSON.parse(await canvas.getAttribute('data-plot'));
+  const [x, y] = g.transpose ? [row, col] : [col, row];
+  await p.mouse.move(box.x + g.left + ((x + 0.5) / g.xCells) * g.width, box.y + g.top + ((y + 0.5) / g.yCells) * g.height);
+}
+
+before(async () => {
+  mkdirSync(shots, { recursive: true });
+  assert.ok(statSync(join(site, 'index.html')).isFile(), 'web/dist/index.html missing: run `npm run build:demo` first');
+  server = await serveStatic(site);
+  browser = await launchChromium();
+  page = await open({}, 'light');
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+describe('demo page', () => {
+  test('size budget: JS + CSS + wasm (+ model) under 300 KB gzipped', () => {
+    const files = [];
+    const walk = (dir) => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else if (/\.(js|mjs|css|wasm|safetensors)$/.test(name)) files.push(path);
+      }
+    };
+    walk(site);
+    let total = 0;
+    for (const f of files) {
+      const gz = gzipSync(readFileSync(f), { level: 9 }).length;
+      total += gz;
+      console.log(`  ${relative(site, f).padEnd(44)} ${(statSync(f).size / 1024).toFixed(1).padStart(7)} KB  gzip ${(gz / 1024).toFixed(1).padStart(6)} KB`);
+    }
+    console.log(`  total gzipped: ${(total / 1024).toFixed(1)} KB of ${BUDGET_BYTES / 1024} KB budget`);
+    assert.ok(total < BUDGET_BYTES, `gzipped size ${total} B over budget ${BUDGET_BYTES} B`);
+  });
+
+  test('1 waves: opens on L = 100, D = 50, dims 0, 1, 6 with a legend; readout at position 5 is sin 5', async () => {
+    const form = page.locator('#waves-controls');
+    assert.equal(await form.locator('[name=length]').inputValue(), '100');
+    assert.equal(await form.locator('[name=dim]').inputValue(), '50');
+    const legend = await page.locator('#waves .u-legend').innerText();
+    for (const d of ['dim 0', 'dim 1', 'dim 6']) assert.match(legend, new RegExp(d));
+    const ink = await canvasInk(page, '#waves-chart canvas');
+    assert.ok(ink[0] > 0.01, `waves canvas looks blank (${ink[0]})`);
+
+    const over = page.locator('#waves-chart .u-over');
+    await over.scrollIntoViewIfNeeded();
+    const box = await over.boundingBox();
+    await page.mouse.move(box.x + (5 / 99) * box.width, box.y + box.height / 2);
+    const readout = page.locator('#waves-readout');
+    await page.waitForFunction(() => document.getElementById('waves-readout').dataset.position === '5');
+    const values = JSON.parse(await readout.getAttribute('data-values'));
+    assert.ok(Math.abs(values[0] - Math.sin(5)) < 1e-6, `dim 0 at 5 = ${values[0]}, sin 5 = ${Math.sin(5)}`);
+    assert.ok(Math.abs(values[1] - Math.cos(5)) < 1e-6);
+    assert.match(await readout.innerText(), /position 5: dim 0 = -0\.958924/);
+    await shoot(page, 'waves');
+
+    // changing a control changes the plot
+    const before = await canvasHash(page, '#waves-chart canvas');
+    await form.locator('[name=dims]').fill('0, 2, 20');
+    await page.waitForFunction(() => document.querySelector('#waves .u-legend').innerText.includes('dim 20'));
+    assert.notEqual(await canvasHash(page, '#waves-chart canvas'), before, 'waves plot did not change with the dims');
+    const afterDims = await canvasHash(page, '#waves-chart canvas');
+    await form.locator('[name=base]').fill('100');
+    await page.waitForTimeout(50);
+    assert.notEqual(await canvasHash(page, '#waves-chart canvas'), afterDims, 'waves plot did not change with the base');
+    // a bad value is reported inline, not thrown
+    await form.locator('[name=dims]').fill('0, 99');
+    assert.match(await page.locator('#waves-error').innerText(), /dim 99 does not exist/);
+    await form.locator('[name=dims]').fill('0, 1, 6');
+    await form.locator('[name=base]').fill('10000');
+  });
+
+  test('2 matrix: heatmap, colour bar, readout (position 5, dim 0) = sin 5, transpose, smooth 2048 x 512', async () => {
+    const ink = await canvasInk(page, '#matrix-heatmap canvas');
+    assert.ok(ink[0] > 0.3 && ink[1] > 0.05, `matrix or colour bar blank: ${ink}`);
+    await hoverCell(page, '#matrix-heatmap', 5, 0);
+    const readout = page.locator('#matrix-readout');
+    await page.waitForFunction(() => document.getElementById('matrix-readout').dataset.row === '5');
+    assert.equal(await readout.getAttribute('data-col'), '0');
+    const value = Number(await readout.getAttribute('data-value'));
+    assert.ok(Math.abs(value - Math.sin(5)) < 1e-6, `matrix (5, 0) = ${value}`);
+    assert.match(await readout.innerText(), /position 5, dim 0: -0\.958924/);
+    await shoot(page, 'matrix');
+
+    const before = await canvasHash(page, '#matrix-heatmap canvas');
+    await page.locator('#matrix-controls [name=transpose]').uncheck();
+    await page.waitForTimeout(50);
+    assert.notEqual(await canvasHash(page, '#matrix-heatmap canvas'), before, 'transpose did not change the heatmap');
+    await hoverCell(page, '#matrix-heatmap', 5, 0);
+    await page.waitForFunction(() => document.getElementById('matrix-readout').dataset.row === '5');
+    await shoot(page, 'matrix', 'matrix-untransposed');
+    await page.locator('#matrix-controls [name=transpose]').check();
+
+    // 2048 x 512: encode + draw per control change, over a few base-slider steps
+    await page.locator('#matrix-controls button[data-size="2048x512"]').click();
+    const times = [];
+    const slider = page.locator('#matrix-controls [name=logBase]');
+    await slider.focus();
+    for (let i = 0; i < 8; i++) {
+      await page.keyboard.press('ArrowRight');
+      await page.waitForTimeout(30);
+      const t = page.locator('#matrix-timing');
+      times.push(Number(await t.getAttribute('data-encode-ms')) + Number(await t.getAttribute('data-draw-ms')));
+    }
+    times.sort((a, b) => a - b);
+    const median = times[times.length >> 1];
+    console.log(`  2048 x 512 redraw (encode + draw), median of 8: ${median.toFixed(1)} ms`);
+    assert.ok(median < 60, `2048 x 512 redraw takes ${median} ms`);
+    assert.match(await page.locator('#matrix-timing').innerText(), /2048 x 512/);
+    await shoot(page, 'matrix', 'matrix-2048x512');
+    // keyboard readout
+    await page.locator('#matrix-heatmap canvas').first().focus();
+    await page.keyboard.press('ArrowRight');
+    assert.match(await page.locator('#matrix-readout').innerText(), /position \d+, dim \d+: /);
+    await page.locator('#matrix-controls button[data-size="256x128"]').click();
+  });
+
+  test('3 small example: 20 x 6 table and one plot per column', async () => {
+    const rows = await page.locator('#example-table tbody tr').count();
+    assert.equal(rows, 20);
+    const cells = await page.locator('#example-table tbody tr').nth(5).locator('td').allInnerTexts();
+    assert.equal(cells.length, 6);
+    assert.equal(cells[0], Math.sin(5).toFixed(4));
+    assert.equal(cells[1], Math.cos(5).toFixed(4));
+    assert.equal(await page.locator('#example-charts .mini-chart').count(), 6);
+    const ink = await canvasInk(page, '#example-charts canvas');
+    assert.equal(ink.length, 6);
+    for (const v of ink) assert.ok(v > 0.01, 'a column plot is blank');
+    await shoot(page, 'example');
+    await page.locator('#example-controls [name=preset]').selectOption('tf-tutorial');
+    const split = await page.locator('#example-table tbody tr').nth(5).locator('td').allInnerTexts();
+    assert.equal(split[1], Math.sin(5 / 10000 ** (2 / 6)).toFixed(4), 'tf-tutorial is split: column 1 is the second sine');
+    await page.locator('#example-controls [name=preset]').selectOption('vaswani');
+  });
+
+  test('4 distance: similarity heatmap, PE(p).PE(p+k) against k, shift rotation with residual', async () => {
+    const ink = await canvasInk(page, '#distance-heatmap canvas');
+    assert.ok(ink[0] > 0.3, 'similarity heatmap blank');
+    const chartInk = await canvasInk(page, '#distance-chart canvas');
+    assert.ok(chartInk[0] > 0.01, 'k plot blank');
+    await hoverCell(page, '#distance-heatmap', 3, 3);
+    await page.waitForFunction(() => document.getElementById('distance-readout').dataset.row === '3');
+    assert.ok(Math.abs(Number(await page.locator('#distance-readout').getAttribute('data-value')) - 32) < 1e-3, 'PE(p).PE(p) = D/2');
+    const rows = await page.locator('#shift-table tbody tr').count();
+    assert.equal(rows, 8);
+    const residual = Number(await page.locator('#shift-summary').getAttribute('data-max-residual'));
+    assert.ok(residual < 1e-5, `shift residual ${residual}`);
+    const before = await page.locator('#shift-table').innerText();
+    await page.locator('#shift-controls [name=k]').fill('7');
+    assert.notEqual(await page.locator('#shift-table').innerText(), before);
+    const hash = await canvasHash(page, '#distance-heatmap canvas');
+    await page.locator('#distance-controls [name=dim]').fill('16');
+    await page.waitForTimeout(50);
+    assert.notEqual(await canvasHash(page, '#distance-heatmap canvas'), hash, 'dim change did not change the similarity map');
+    await page.locator('#distance-controls [name=dim]').fill('64');
+    await shoot(page, 'distance');
+  });
+
+  test('5 transformer: tags with PE, differently without (or a clear "not available" notice)', async (t) => {
+    const state = await page.locator('#transformer').getAttribute('data-model');
+    await shoot(page, 'transformer');
+    if (state === 'unavailable') {
+      const text = await page.locator('#transformer-status').innerText();
+      assert.match(text, /not available in this build/);
+      t.todo(`model not in this build: ${text}`);
+      return;
+    }
+    // The model exists: from here on every failure is real.
+    assert.equal(state, 'ready', 'the transformer model exists but failed to load');
+    const pair = page.locator('#transformer-pair figure');
+    assert.equal(await pair.count(), 2);
+    const tags = async (sentence, pe) =>
+      page.locator(`#transformer-pair figure[data-sentence="${sentence}"] .tokens[data-pe="${pe}"] .token`).evaluateAll((els) => els.map((e) => e.dataset.tag));
+    const dogFirst = await tags('the dog bit the man', true);
+    const manFirst = await tags('the man bit the dog', true);
+    // with PE: the dog acts in the first sentence, the man in the second
+    assert.equal(dogFirst[1], manFirst[1], 'with PE, the first noun gets the same (actor) tag in both sentences');
+    assert.equal(dogFirst[4], manFirst[4], 'with PE, the second noun gets the same (acted-upon) tag in both sentences');
+    assert.notEqual(dogFirst[1], dogFirst[4], 'with PE, actor and acted-upon differ');
+    // without PE: a bag of words, so "dog" gets the same tag wherever it stands
+    const dogFirstNoPe = await tags('the dog bit the man', false);
+    const manFirstNoPe = await tags('the man bit the dog', false);
+    assert.equal(dogFirstNoPe[1], manFirstNoPe[4], 'without PE, "dog" is tagged the same in both orders');
+    assert.notDeepEqual(dogFirstNoPe, dogFirst, 'without PE the tags differ from those with PE');
+    const heads = await canvasInk(page, '#transformer-heads canvas:not(.colorbar)');
+    assert.ok(heads.length >= 1 && heads.every((v) => v > 0.05), 'attention heatmaps blank');
+    // unknown words are shown, not dropped
+    await page.locator('#transformer-controls [name=sentence]').fill('the zyzzyva bit the man');
+    await page.waitForSelector('#transformer-tokens .token.unknown');
+    await page.locator('#transformer-controls [name=sentence]').fill('the dog bit the man');
+    await shoot(page, 'transformer');
+  });
+
+  test('6 speed: the worker benchmark finishes, fills its table, the page stays responsive', async () => {
+    await page.locator('#speed-run').click();
+    // the page answers while the worker runs
+    const responsive = await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => ok(true))));
+    assert.ok(responsive);
+    await page.waitForSelector('#speed-status[data-state="done"], #speed-status[data-state="error"]', { timeout: 120_000 });
+    assert.equal(await page.locator('#speed-status').getAttribute('data-state'), 'done', await page.locator('#speed-status').innerText());
+    const rows = await page.locator('#speed-table tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    assert.equal(rows.length, 9, 'three shapes x (SIMD, baseline, JS)');
+    for (const [shape, impl, ms, gbps, err] of rows) {
+      assert.ok(Number(ms) > 0 && Number(gbps) > 0, `${shape} ${impl}: ${ms} ms ${gbps} GB/s`);
+      assert.ok(Number(err) < 3e-7, `${shape} ${impl}: max error ${err}`);
+      console.log(`  ${shape.padEnd(12)} ${impl.padEnd(14)} ${ms.padStart(8)} ms ${gbps.padStart(6)} GB/s  err ${err}`);
+    }
+    const gap = Number(await page.locator('#speed-note').getAttribute('data-max-frame-gap'));
+    console.log(`  longest frame gap on the page during the run: ${gap} ms`);
+    assert.ok(gap < 250, `main thread blocked for ${gap} ms`);
+    assert.equal(await page.locator('#speed-progress').evaluate((p) => p.value === p.max), true);
+    await shoot(page, 'speed');
+  });
+
+  test('dark scheme and a narrow screen render every section', async () => {
+    for (const [label, options] of [
+      ['dark', { colorScheme: 'dark' }],
+      ['narrow', { viewport: { width: 380, height: 800 }, deviceScaleFactor: 2 }],
+    ]) {
+      const p = await open(options, label);
+      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 1, `${label}: the page scrolls sideways by ${overflow}px`);
+      for (const id of ['waves', 'matrix', 'example', 'distance', 'transformer', 'speed']) await shoot(p, id, `${label}-${id}`);
+      await p.screenshot({ path: join(shots, `${label}-page.png`), fullPage: true });
+      await p.context().close();
+    }
+  });
+
+  test('keyboard: every control is labelled and reachable', async () => {
+    const unlabelled = await page.$$eval('input, select, button', (els) =>
+      els.filter((e) => !(e.labels?.length || e.getAttribute('aria-label') || e.textContent.trim())).map((e) => e.outerHTML),
+    );
+    assert.deepEqual(unlabelled, []);
+    const negative = await page.$$eval('input, select, button, canvas[tabindex]', (els) => els.filter((e) => e.tabIndex < 0).length);
+    assert.equal(negative, 0);
+  });
+
+  test('no console errors and no failed requests', () => {
+    assert.deepEqual(problems, []);
+  });
+});

@@ -1,0 +1,100 @@
+// The speed benchmark, run in a Web Worker so the page stays responsive. For each shape it times
+// pe.encode on the SIMD build, on the baseline build, and plain JavaScript from the formula, and
+// checks each table against the float64 formula on sampled rows.
+import { init, simdSupported } from 'posenc';
+
+/** The textbook loop: frequencies once, then sin/cos per cell (vaswani preset, interleaved). */
+function encodeJs(length, dim, base, out) {
+  const half = Math.ceil(dim / 2);
+  const w = new Float64Array(half);
+  for (let i = 0; i < half; i++) w[i] = Math.pow(base, (-2 * i) / dim);
+  for (let p = 0; p < length; p++) {
+    const row = p * dim;
+    for (let i = 0; i < half; i++) {
+      const a = p * w[i];
+      out[row + 2 * i] = Math.sin(a);
+      if (2 * i + 1 < dim) out[row + 2 * i + 1] = Math.cos(a);
+    }
+  }
+  return out;
+}
+
+/** Max |table - float64 formula| over up to 64 rows spread over the table (first and last included). */
+function maxError(table, length, dim, base) {
+  const rows = new Set([0, length - 1]);
+  for (let j = 0; j < 62; j++) rows.add(Math.floor((j * (length - 1)) / 61));
+  let err = 0;
+  for (const p of rows) {
+    for (let c = 0; c < dim; c++) {
+      const i = c >> 1;
+      const a = p * Math.pow(base, (-2 * i) / dim);
+      const ref = c & 1 ? Math.cos(a) : Math.sin(a);
+      err = Math.max(err, Math.abs(table[p * dim + c] - ref));
+    }
+  }
+  return err;
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/**
+ * Median milliseconds per call of fn. Browsers coarsen performance.now() (to 0.1 ms or more
+ * without cross-origin isolation), so each sample times a batch of calls lasting >= 5 ms; at least
+ * `minSamples` samples and about `budgetMs` of work.
+ */
+function time(fn, budgetMs, minSamples = 5) {
+  fn(); // warm-up
+  let batch = 1;
+  for (;;) {
+    const t0 = performance.now();
+    for (let i = 0; i < batch; i++) fn();
+    if (performance.now() - t0 >= 5 || batch >= 1 << 20) break;
+    batch *= 2;
+  }
+  const samples = [];
+  const start = performance.now();
+  while (samples.length < minSamples || (performance.now() - start < budgetMs && samples.length < 40)) {
+    const t0 = performance.now();
+    for (let i = 0; i < batch; i++) fn();
+    samples.push((performance.now() - t0) / batch);
+  }
+  return median(samples);
+}
+
+self.onmessage = async (event) => {
+  const { shapes, budgetMs = 250, base = 10000 } = event.data;
+  try {
+    const impls = [];
+    if (simdSupported()) impls.push({ name: 'wasm SIMD', pe: await init({ simd: true }) });
+    impls.push({ name: 'wasm baseline', pe: await init({ simd: false }) });
+    impls.push({ name: 'plain JS', pe: null });
+    const total = shapes.length * impls.length;
+    let done = 0;
+    self.postMessage({ type: 'start', total, simd: simdSupported() });
+    for (const [length, dim] of shapes) {
+      const out = new Float32Array(length * dim);
+      for (const impl of impls) {
+        const run = impl.pe
+          ? () => impl.pe.encode(length, dim, { base, out })
+          : () => encodeJs(length, dim, base, out);
+        const ms = time(run, budgetMs, impl.pe ? 5 : 3);
+        run();
+        const error = maxError(out, length, dim, base);
+        done++;
+        self.postMessage({
+          type: 'result',
+          done,
+          total,
+          row: { length, dim, impl: impl.name, ms, gbps: (length * dim * 4) / (ms * 1e6), error },
+        });
+      }
+    }
+    self.postMessage({ type: 'done' });
+  } catch (err) {
+    self.postMessage({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+  }
+};

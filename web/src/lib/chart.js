@@ -1,0 +1,86 @@
+// Line charts with uPlot: themed axes, the width of their container, and uPlot's own legend
+// (which shows the values under the cursor).
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { schemeTableau10 } from 'd3-scale-chromatic';
+import { themeColor, onThemeChange } from './theme.js';
+
+export const palette = schemeTableau10;
+
+function axis(label) {
+  return {
+    label,
+    stroke: themeColor('--fg'),
+    grid: { stroke: themeColor('--grid'), width: 1 },
+    ticks: { stroke: themeColor('--grid'), width: 1 },
+    font: '12px system-ui, sans-serif',
+    labelFont: '12px system-ui, sans-serif',
+  };
+}
+
+/**
+ * A chart that rebuilds itself (cheaply) when its series change or the theme changes.
+ * @param {HTMLElement} container
+ * @param {{ xLabel: string, yLabel: string, height?: number, legend?: boolean, title?: string,
+ *           yRange?: [number, number], onCursor?: (u: uPlot) => void, points?: boolean }} options
+ */
+export class LineChart {
+  constructor(container, options) {
+    this.container = container;
+    this.options = { height: 300, legend: true, ...options };
+    this.plot = null;
+    this.series = null;
+    new ResizeObserver(() => this.#resize()).observe(container);
+    onThemeChange(() => this.series && this.set(this.series, this.data, true));
+  }
+
+  /**
+   * @param {{ label: string, color?: string, value?: (u: uPlot, v: number) => string }[]} series y series
+   * @param {ArrayLike<number>[]} data [x, y1, y2, ...]
+   */
+  set(series, data, rebuild = false) {
+    const sameShape =
+      this.plot && !rebuild && this.series && this.series.length === series.length &&
+      this.series.every((s, i) => s.label === series[i].label);
+    this.series = series;
+    this.data = data;
+    if (sameShape) {
+      this.plot.setData(data);
+      return;
+    }
+    this.plot?.destroy();
+    const o = this.options;
+    const opts = {
+      title: o.title,
+      width: this.#width(),
+      height: o.height,
+      legend: { show: o.legend, live: true },
+      cursor: { drag: { x: false, y: false }, points: { size: 7 } },
+      scales: { x: { time: false }, y: o.yRange ? { range: o.yRange } : { auto: true } },
+      axes: [axis(o.xLabel), axis(o.yLabel)],
+      series: [
+        { label: o.xLabel, value: (u, v) => (v == null ? '–' : String(v)) },
+        ...series.map((s, i) => ({
+          label: s.label,
+          stroke: s.color ?? palette[i % palette.length],
+          width: 1.5,
+          points: { show: o.points ?? false, size: 4 },
+          value: s.value ?? ((u, v) => (v == null ? '–' : v.toFixed(6))),
+        })),
+      ],
+      hooks: o.onCursor ? { setCursor: [o.onCursor] } : {},
+    };
+    this.plot = new uPlot(opts, data, this.container);
+    if (o.title) this.plot.root.querySelector('.u-title')?.setAttribute('role', 'heading');
+  }
+
+  #width() {
+    return Math.max(this.container.clientWidth, 160);
+  }
+
+  #resize() {
+    if (this.plot && Math.abs(this.plot.width - this.#width()) > 1) {
+      this.plot.setSize({ width: this.#width(), height: this.options.height });
+    }
+  }
+}

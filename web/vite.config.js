@@ -1,0 +1,20 @@
+// Vite config of the demo page (web/). `posenc` is imported by its package name and resolved to
+// the repo's built package (dist/, made by `npm run build`), exactly what `npm install posenc`
+// would give a user: the browser entry finds its .wasm through `new URL(..., import.meta.url)`,
+// so Vite emits both builds as assets. Everything is bundled: the built site works offline.
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const dist = fileURLToPath(new URL('../dist/browser.js', import.meta.url));
+
+export default defineConfig({
+  root: fileURLToPath(new URL('.', import.meta.url)),
+  base: './',
+  resolve: { alias: [{ find: /^posenc$/, replacement: dist }] },
+  // The benchmark worker imports posenc, whose init() loads the glue with a dynamic import:
+  // that needs ES module workers (supported by every current browser).
+  worker: { format: 'es' },
+  build: { outDir: 'dist', emptyOutDir: true, target: 'es2022', assetsInlineLimit: 0, reportCompressedSize: true },
+  preview: { host: '127.0.0.1', port: 5173 },
+  server: { host: '127.0.0.1', fs: { allow: ['..'] } },
+});
