@@ -1,11 +1,14 @@
-// encode, add_to and concat: validation, then one pass over the rows.
+// encode, add_to and concat: validation, then one pass over the rows with the fast kernels
+// (kernels.hpp); encode_reference keeps the libm-per-element oracle path.
 #include "posenc/encode.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <new>
 
+#include "kernels.hpp"
 #include "posenc/encoder.hpp"
 #include "table.hpp"
 
@@ -55,19 +58,148 @@ std::vector<double> frequencies_of(const Spec& spec, Status status) {
   return w;
 }
 
+// At least 4 entries, so that w[0] exists even without frequencies (dim 1, zero-padded).
+std::vector<double> padded(std::vector<double> w) {
+  const std::int64_t n = detail::kernel_pad(static_cast<std::int64_t>(w.size()));
+  w.resize(static_cast<std::size_t>(std::max<std::int64_t>(n, 4)), 0.0);
+  return w;
+}
+
+// Consecutive calls of at least this many rows take the angle-addition path.
+constexpr std::int64_t kBulkMinRows = 16;
+// The angle-addition path needs |p w| <= 2^26 so that the float64 angles p w, a w and j w agree
+// to 2^-27 (see encode_rows below).
+constexpr double kBulkAngleLimit = 67108864.0;
+
 }  // namespace
+
+namespace detail {
+
+// Where run() puts row r: at out + r * stride + offset; concat first copies the embedding row.
+struct RowTarget {
+  float* out = nullptr;
+  std::int64_t stride = 0;
+  std::int64_t offset = 0;
+  bool add = false;
+  float scale = 1.0f;
+  const float* embeddings = nullptr;  // concat only
+  std::int64_t embedding_dim = 0;
+};
+
+}  // namespace detail
 
 Encoder::Encoder(const Spec& spec)
     : spec_(spec),
       status_(validate(spec)),
       columns_(status_ == Status::ok ? columns_of(spec) : Columns{}),
-      frequencies_(frequencies_of(spec, status_)) {}
+      frequencies_(frequencies_of(spec, status_)),
+      padded_frequencies_(padded(frequencies_)),
+      block_rows_(status_ == Status::ok ? detail::block_rows_for(spec.dim) : 0) {}
+
+std::shared_ptr<const detail::RotationTable> Encoder::rotation_table() const {
+  auto table = std::atomic_load(&table_);
+  if (!table) {
+    table = detail::build_rotation_table(padded_frequencies_.data(),
+                                         static_cast<std::int64_t>(padded_frequencies_.size()),
+                                         block_rows_);
+    if (table) std::atomic_store(&table_, table);
+  }
+  return table;
+}
 
 Status Encoder::check(const RowPositions& rows, std::size_t len, std::int64_t width) const {
   if (status_ != Status::ok) return status_;
   if (Status s = validate(spec_, rows); s != Status::ok) return s;
   if (width < 1 || rows.count > kMaxElements / width) return Status::invalid_length;
   if (len != static_cast<std::size_t>(rows.count * width)) return Status::size_mismatch;
+  return Status::ok;
+}
+
+// The fast paths. Error analysis (u = 2^-25, half a float32 ulp on [0.5, 1); target 8u):
+// - Angle addition, row p = a + j: inputs sa, ca (float64 sincos of fl(a w), rounded: error
+//   <= u each) and sj, cj (same for fl(j w)). s = sa cj + ca sj in float32: the input roundings
+//   contribute <= u (|cj| + |sa| + |sj| + |ca|) <= 2 sqrt(2) u, the two products <= u each,
+//   the sum <= u: 5.83u. The angles: |fl(a w) + fl(j w) - fl(p w)| <= 2 |p w| 2^-53 <= 2^-26
+//   = 0.5u for |p w| <= 2^26 (and a w + j w = p w exactly in reals, a = p - j being exact).
+//   Total <= 6.33u = 1.98e-7 < 2^-22 = 2.38e-7. Same for the cosine.
+// - Direct: r (float64-reduced, error ~2^-52) rounded to float32 (<= u), polynomial truncation
+//   < 2^-31, its rounding <= 2u: <= 3u.
+// - add_to: the same values, then one rounding of out * scale and one of the sum, as the
+//   reference does.
+Status Encoder::run(const RowPositions& rows, const detail::RowTarget& t) const {
+  detail::RowLayout L;
+  L.sines = columns_.sines;
+  L.cosines = columns_.cosines;
+  L.dim = spec_.dim;
+  L.interleaved = spec_.layout == Layout::interleaved;
+  L.zero_column = columns_.zeros != 0;
+  const double* w = padded_frequencies_.data();
+  const std::int64_t stride = static_cast<std::int64_t>(padded_frequencies_.size());
+  const std::int64_t d = spec_.dim;
+
+  auto row_out = [&](std::int64_t r) {
+    float* base = t.out + r * t.stride;
+    if (t.embeddings != nullptr) {
+      std::memmove(base, t.embeddings + r * t.embedding_dim,
+                   sizeof(float) * static_cast<std::size_t>(t.embedding_dim));
+    }
+    return base + t.offset;
+  };
+  auto zero_row = [&](float* row) {
+    if (t.add) {
+      for (std::int64_t i = 0; i < d; ++i)
+        row[i] *= t.scale;
+    } else {
+      std::memset(row, 0, sizeof(float) * static_cast<std::size_t>(d));
+    }
+  };
+
+  const double last = detail::row_position(rows, rows.count - 1);
+  const std::int64_t B = block_rows_;
+  if (rows.positions == nullptr && rows.count >= kBulkMinRows &&
+      std::max(last, static_cast<double>(B)) * w[0] <= kBulkAngleLimit) {
+    const auto table = rotation_table();
+    std::unique_ptr<float[]> anchor(new (std::nothrow) float[static_cast<std::size_t>(2 * stride)]);
+    if (!table || !anchor) return Status::out_of_memory;
+    float* sa = anchor.get();
+    float* ca = sa + stride;
+    for (std::int64_t r = 0; r < rows.count;) {
+      // Rows r.. share the block of absolute positions a .. a + B - 1, a = p - (floor(p) mod B).
+      const double p = detail::row_position(rows, r);
+      const std::int64_t j0 = static_cast<std::int64_t>(p) % B;
+      const std::int64_t n = std::min(B - j0, rows.count - r);
+      detail::kernel::anchors(w, stride, p - static_cast<double>(j0), sa, ca);
+      for (std::int64_t j = j0; j < j0 + n; ++j, ++r) {
+        float* row = row_out(r);
+        if (detail::is_zero_row(rows, r)) {
+          zero_row(row);
+        } else {
+          detail::kernel::rotate_row(L, sa, ca, table->sines(j), table->cosines(j), t.add, t.scale,
+                                     row);
+        }
+      }
+    }
+    return Status::ok;
+  }
+
+  RowScratch scratch;  // for angles beyond the fast reduction only
+  for (std::int64_t r = 0; r < rows.count; ++r) {
+    float* row = row_out(r);
+    const double p = detail::row_position(rows, r);
+    if (detail::is_zero_row(rows, r)) {
+      zero_row(row);
+    } else if (p * w[0] <= detail::kReduceLimit) {
+      detail::kernel::direct_row(L, w, p, t.add, t.scale, row);
+    } else {
+      if (!scratch.data && !scratch.allocate(columns_)) return Status::out_of_memory;
+      detail::reference_row(*this, p, scratch.sines, scratch.cosines);
+      if (t.add) {
+        detail::scatter_row<true>(spec_, columns_, scratch.sines, scratch.cosines, t.scale, row);
+      } else {
+        detail::scatter_row<false>(spec_, columns_, scratch.sines, scratch.cosines, 1.0f, row);
+      }
+    }
+  }
   return Status::ok;
 }
 
@@ -86,7 +218,12 @@ Status Encoder::encode_reference(const RowPositions& rows, float* out, std::size
 }
 
 Status Encoder::encode(const RowPositions& rows, float* out, std::size_t out_len) const {
-  return encode_reference(rows, out, out_len);
+  if (Status s = check(rows, out_len, spec_.dim); s != Status::ok) return s;
+  if (out == nullptr) return Status::size_mismatch;
+  detail::RowTarget t;
+  t.out = out;
+  t.stride = spec_.dim;
+  return run(rows, t);
 }
 
 Status Encoder::add_to(const RowPositions& rows, float scale, float* embeddings,
@@ -94,17 +231,12 @@ Status Encoder::add_to(const RowPositions& rows, float scale, float* embeddings,
   if (Status s = check(rows, embeddings_len, spec_.dim); s != Status::ok) return s;
   if (!std::isfinite(scale)) return Status::invalid_scale;
   if (embeddings == nullptr) return Status::size_mismatch;
-  const std::int64_t d = spec_.dim;
-  return for_each_row(
-      *this, rows,
-      [&](std::int64_t r, const float* s, const float* c) {
-        detail::scatter_row<true>(spec_, columns_, s, c, scale, embeddings + r * d);
-      },
-      [&](std::int64_t r) {
-        float* row = embeddings + r * d;
-        for (std::int64_t i = 0; i < d; ++i)
-          row[i] *= scale;
-      });
+  detail::RowTarget t;
+  t.out = embeddings;
+  t.stride = spec_.dim;
+  t.add = true;
+  t.scale = scale;
+  return run(rows, t);
 }
 
 Status Encoder::concat(const RowPositions& rows, const float* embeddings,
@@ -118,22 +250,13 @@ Status Encoder::concat(const RowPositions& rows, const float* embeddings,
     return Status::size_mismatch;
   }
   if (embeddings == nullptr || out == nullptr) return Status::size_mismatch;
-  const std::int64_t d = spec_.dim;
-  const std::size_t embedding_bytes = sizeof(float) * static_cast<std::size_t>(embedding_dim);
-  auto copy_embedding = [&](std::int64_t r) {
-    std::memmove(out + r * width, embeddings + r * embedding_dim, embedding_bytes);
-  };
-  return for_each_row(
-      *this, rows,
-      [&](std::int64_t r, const float* s, const float* c) {
-        copy_embedding(r);
-        detail::scatter_row<false>(spec_, columns_, s, c, 1.0f, out + r * width + embedding_dim);
-      },
-      [&](std::int64_t r) {
-        copy_embedding(r);
-        std::memset(out + r * width + embedding_dim, 0,
-                    sizeof(float) * static_cast<std::size_t>(d));
-      });
+  detail::RowTarget t;
+  t.out = out;
+  t.stride = width;
+  t.offset = embedding_dim;
+  t.embeddings = embeddings;
+  t.embedding_dim = embedding_dim;
+  return run(rows, t);
 }
 
 Status encode(const Spec& spec, const RowPositions& rows, float* out, std::size_t out_len) {

@@ -1,6 +1,9 @@
 #include "table.hpp"
 
 #include <cmath>
+#include <new>
+
+#include "kernels.hpp"
 
 namespace posenc::detail {
 
@@ -12,6 +15,27 @@ void reference_row(const Encoder& e, double p, float* sines, float* cosines) {
     sines[i] = static_cast<float>(std::sin(angle));
     if (i < nc) cosines[i] = static_cast<float>(std::cos(angle));
   }
+}
+
+std::shared_ptr<const RotationTable> build_rotation_table(const double* w, std::int64_t stride,
+                                                          std::int64_t rows) {
+  auto table = std::make_shared<RotationTable>();
+  table->rows = rows;
+  table->stride = stride;
+  table->values.reset(new (std::nothrow) float[static_cast<std::size_t>(2 * rows * stride)]);
+  if (!table->values) return nullptr;
+  float* v = table->values.get();
+  for (std::int64_t j = 0; j < rows; ++j)
+    kernel::anchors(w, stride, static_cast<double>(j), v + 2 * j * stride,
+                    v + (2 * j + 1) * stride);
+  return table;
+}
+
+std::int64_t block_rows_for(std::int64_t dim) {
+  std::int64_t rows = 64;
+  while (rows > 8 && rows * dim > (std::int64_t{1} << 18))
+    rows /= 2;
+  return rows;
 }
 
 }  // namespace posenc::detail

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "posenc/encoder.hpp"
 #include "posenc/spec.hpp"
@@ -47,6 +48,26 @@ inline void scatter_row(const Spec& spec, const Columns& columns, const float* s
   }
   if (columns.zeros) put(spec.dim - 1, 0.0f);
 }
+
+// The per-spec angle-addition table: for j < rows and frequency i, sin(j w_i) and cos(j w_i)
+// evaluated in float64 and rounded to float32. Row j holds stride sines then stride cosines
+// (stride = frequencies padded to a multiple of 4; padding frequencies are 0).
+struct RotationTable {
+  std::int64_t rows = 0;
+  std::int64_t stride = 0;
+  std::unique_ptr<float[]> values;
+  const float* sines(std::int64_t j) const { return values.get() + 2 * j * stride; }
+  const float* cosines(std::int64_t j) const { return sines(j) + stride; }
+};
+
+// Builds the table for padded frequencies w (stride entries, w[0] * (rows - 1) <= 2^31).
+// Returns nullptr when out of memory.
+std::shared_ptr<const RotationTable> build_rotation_table(const double* w, std::int64_t stride,
+                                                          std::int64_t rows);
+
+// Rows per angle-addition block for a spec of dim columns: 64, fewer above dim 4096 so the table
+// stays at most about 1 MB, never fewer than 8.
+std::int64_t block_rows_for(std::int64_t dim);
 
 // Fills sines[i] = sin(p * w_i), cosines[i] = cos(p * w_i) for one row, rounded from float64.
 void reference_row(const Encoder& e, double p, float* sines, float* cosines);

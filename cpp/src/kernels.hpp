@@ -1,0 +1,49 @@
+// Internal: the row kernels behind Encoder::encode/add_to/concat. Two implementations with the
+// same contract: `scalar` (portable C++, used natively and by the wasm baseline build) and `simd`
+// (wasm SIMD128 intrinsics, kernel_simd.hpp, used by the -msimd128 build). Arrays of frequencies
+// and of per-frequency values are padded to a multiple of 4 entries (kernel_pad); padding
+// frequencies are 0.
+//
+// Every kernel writes a row in the layout L describes; with add = true it computes
+// out[c] = out[c] * scale + value instead of storing.
+#pragma once
+
+#include <cstdint>
+
+#include "kernel_math.hpp"
+
+namespace posenc::detail {
+
+inline std::int64_t kernel_pad(std::int64_t n) {
+  return (n + 3) / 4 * 4;
+}
+
+namespace scalar {
+
+// s[i] = sin(p * w[i]), c[i] = cos(p * w[i]) for i < n (n a multiple of 4), evaluated in float64
+// (error below 2^-50) and rounded to float32. Requires 0 <= p * w[i] <= kReduceLimit.
+void anchors(const double* w, std::int64_t n, double p, float* s, float* c);
+
+// Row PE(p) from one float64-reduced float32 sincos per frequency (error below 3 * 2^-25 before
+// the add). Requires 0 <= p * w[0] <= kReduceLimit and w[0] the largest frequency.
+void direct_row(const RowLayout& L, const double* w, double p, bool add, float scale, float* out);
+
+// Row PE(a + j) by angle addition from the anchor (sa, ca) = (sin, cos)(a w) and the step
+// (sj, cj) = (sin, cos)(j w), all float32: sin = sa cj + ca sj, cos = ca cj - sa sj.
+void rotate_row(const RowLayout& L, const float* sa, const float* ca, const float* sj,
+                const float* cj, bool add, float scale, float* out);
+
+}  // namespace scalar
+}  // namespace posenc::detail
+
+// The kernels this build runs: wasm SIMD under -msimd128, the portable ones otherwise.
+#if defined(__wasm_simd128__)
+#include "kernel_simd.hpp"
+namespace posenc::detail {
+namespace kernel = simd;
+}
+#else
+namespace posenc::detail {
+namespace kernel = scalar;
+}
+#endif
