@@ -133,6 +133,14 @@ describe('demo page', () => {
     assert.match(await readout.innerText(), /position 5: dim 0 = -0\.958924/);
     await shoot(page, 'waves');
 
+    // the same reading from the keyboard: focus the plot, then arrows
+    await page.mouse.move(0, 0);
+    await over.focus();
+    for (let i = 0; i < 5; i++) await page.keyboard.press('ArrowRight');
+    await page.waitForFunction(() => document.getElementById('waves-readout').dataset.position === '5');
+    await page.keyboard.press('ArrowRight');
+    await page.waitForFunction(() => document.getElementById('waves-readout').dataset.position === '6');
+
     // changing a control changes the plot
     const before = await canvasHash(page, '#waves-chart canvas');
     await form.locator('[name=dims]').fill('0, 2, 20');

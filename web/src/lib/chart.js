@@ -7,8 +7,9 @@ import { themeColor, onThemeChange } from './theme.js';
 
 export const palette = schemeTableau10;
 
-function axis(label) {
+function axis(label, splits) {
   return {
+    splits,
     label,
     stroke: themeColor('--fg'),
     grid: { stroke: themeColor('--grid'), width: 1 },
@@ -57,13 +58,14 @@ export class LineChart {
       legend: { show: o.legend, live: true },
       cursor: { drag: { x: false, y: false }, points: { size: 7 } },
       scales: { x: { time: false }, y: o.yRange ? { range: o.yRange } : { auto: true } },
-      axes: [axis(o.xLabel), axis(o.yLabel)],
+      axes: [axis(o.xLabel), axis(o.yLabel, o.ySplits && (() => o.ySplits))],
       series: [
         { label: o.xLabel, value: (u, v) => (v == null ? '–' : String(v)) },
         ...series.map((s, i) => ({
           label: s.label,
           stroke: s.color ?? palette[i % palette.length],
-          width: 1.5,
+          width: s.width ?? 1.5,
+          dash: s.dash,
           points: { show: o.points ?? false, size: 4 },
           value: s.value ?? ((u, v) => (v == null ? '–' : v.toFixed(6))),
         })),
@@ -71,7 +73,31 @@ export class LineChart {
       hooks: o.onCursor ? { setCursor: [o.onCursor] } : {},
     };
     this.plot = new uPlot(opts, data, this.container);
+    this.#keyboard();
     if (o.title) this.plot.root.querySelector('.u-title')?.setAttribute('role', 'heading');
+  }
+
+  /** The plot area takes focus; left/right arrows (shift: 10 steps) move the cursor along x. */
+  #keyboard() {
+    const over = this.plot.over;
+    over.tabIndex = 0;
+    over.setAttribute('role', 'img');
+    over.setAttribute('aria-label', `${this.options.title ?? 'line chart'}: use the left and right arrow keys to read values`);
+    over.addEventListener('keydown', (e) => {
+      const step = { ArrowLeft: -1, ArrowRight: 1, Home: -Infinity, End: Infinity }[e.key];
+      if (step === undefined) return;
+      e.preventDefault();
+      const u = this.plot;
+      const n = u.data[0].length;
+      const cur = u.cursor.idx;
+      const idx = cur == null ? 0 : Math.min(Math.max(cur + (e.shiftKey ? 10 * step : step), 0), n - 1);
+      const ys = u.data.slice(1).map((d) => d[idx]).filter((v) => v != null);
+      const y = ys.length ? ys[0] : 0;
+      u.setCursor({ left: u.valToPos(u.data[0][idx], 'x'), top: u.valToPos(y, 'y') });
+    });
+    over.addEventListener('focus', () => {
+      if (this.plot.cursor.idx == null) over.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight' }));
+    });
   }
 
   #width() {

@@ -160,7 +160,7 @@ export class Heatmap {
     ctx.lineWidth = 1;
     ctx.textAlign = 'center';
     ctx.textBaseline = 'top';
-    for (const v of this.opts.allTicks ? [...Array(xCells).keys()] : ticks(xCells, Math.max(2, Math.floor(g.width / 80)))) {
+    for (const v of this.opts.allTicks ? [...Array(xCells).keys()] : ticks(xCells, Math.max(2, Math.floor(g.width / 60)))) {
       const x = g.left + ((v + 0.5) / xCells) * g.width;
       ctx.beginPath();
       ctx.moveTo(x, g.top + g.height);

@@ -68,10 +68,16 @@ export function setupDistance(pe) {
         const positions = Array.from(ks, (k) => Math.max(pp + k, 0));
         const rows = pe.encode(positions.length, dim, { preset, positions });
         const here = pe.encode(1, dim, { preset, positions: [pp] });
-        return Float64Array.from(ks, (k, i) => (pp + k < 0 ? null : dot(here, 0, rows, i * dim, dim)));
+        // plain Array: a typed array would turn the missing (negative position) points into zeros
+        return Array.from(ks, (k, i) => (pp + k < 0 ? null : dot(here, 0, rows, i * dim, dim)));
       });
       chart.set(
-        ps.map((pp) => ({ label: `p = ${pp}`, value: (u, v) => (v == null ? '–' : v.toFixed(4)) })),
+        ps.map((pp, i) => ({
+          label: `p = ${pp}`,
+          width: i === 0 ? 4 : 1.5,
+          dash: i === 0 ? undefined : [6, 4],
+          value: (u, v) => (v == null ? '–' : v.toFixed(4)),
+        })),
         [ks, ...ys],
       );
     });

@@ -16,7 +16,7 @@ export function setupExample(pe) {
   for (let c = 0; c < D_MODEL; c++) {
     const box = el('div', { class: 'mini-chart' });
     chartsEl.append(box);
-    charts.push(new LineChart(box, { xLabel: 'pos', yLabel: '', height: 150, legend: true, yRange: [-1.05, 1.05], points: true }));
+    charts.push(new LineChart(box, { xLabel: 'pos', yLabel: '', height: 150, legend: true, yRange: [-1.1, 1.1], ySplits: [-1, 0, 1], points: true }));
   }
 
   function update() {
