@@ -167,6 +167,11 @@ export function createApi(Module, { simd }) {
     if (options.minTimescale !== undefined) {
       spec.minTimescale = checkNumber(fn, 'minTimescale', options.minTimescale, { above: 0 });
     }
+    if (!Number.isFinite(spec.base / spec.minTimescale) || !Number.isFinite(spec.minTimescale * MAX_POSITION)) {
+      throw new RangeError(
+        `posenc.${fn}: minTimescale must keep base / minTimescale and minTimescale * 2^31 finite, got ${spec.minTimescale}`,
+      );
+    }
     if (!(spec.base > spec.minTimescale)) {
       throw new RangeError(`posenc.${fn}: base (${spec.base}) must be greater than minTimescale (${spec.minTimescale})`);
     }

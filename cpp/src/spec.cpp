@@ -17,7 +17,11 @@ Status validate(const Spec& spec) {
   const std::int64_t min_dim = spec.min_dim < 1 ? 1 : spec.min_dim;
   if (spec.dim < min_dim || spec.dim > kMaxDim) return Status::invalid_dim;
   if (spec.odd == OddDim::reject && spec.dim % 2 != 0) return Status::odd_dim_rejected;
-  if (!std::isfinite(spec.min_timescale) || !(spec.min_timescale > 0.0)) {
+  // min_timescale multiplies every frequency: it must keep base / min_timescale and the largest
+  // angle (kMaxPosition * min_timescale) finite, or the frequencies would be NaN or infinite.
+  if (!std::isfinite(spec.min_timescale) || !(spec.min_timescale > 0.0) ||
+      !std::isfinite(spec.min_timescale * kMaxPosition) ||
+      (std::isfinite(spec.base) && !std::isfinite(spec.base / spec.min_timescale))) {
     return Status::invalid_min_timescale;
   }
   if (!std::isfinite(spec.base) || !(spec.base > 1.0) || !(spec.base > spec.min_timescale)) {

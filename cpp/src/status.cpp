@@ -50,7 +50,8 @@ const char* status_message(Status s) {
     case Status::invalid_base:
       return "base must be finite, greater than 1 and than minTimescale";
     case Status::invalid_min_timescale:
-      return "minTimescale must be finite and greater than 0";
+      return "minTimescale must be greater than 0, with base / minTimescale and minTimescale * "
+             "2^31 finite";
     case Status::invalid_layout:
       return "layout must be 'interleaved' or 'split'";
     case Status::invalid_frequencies:

@@ -28,6 +28,17 @@ TEST_CASE("validate rejects every bad spec with the status naming it", "[spec]")
     b.min_timescale = m;
     CHECK(validate(b) == Status::invalid_min_timescale);
   }
+  // Found by fuzz_encode: a denormal min_timescale passed validation while base / min_timescale
+  // overflowed to infinity, so every frequency was NaN.
+  for (double m : {1.3e-309, 1e-310}) {
+    Spec b = s;
+    b.min_timescale = m;
+    CHECK(validate(b) == Status::invalid_min_timescale);
+  }
+  Spec huge = s;
+  huge.min_timescale = 1e300;  // kMaxPosition * min_timescale overflows
+  huge.base = 1e301;
+  CHECK(validate(huge) == Status::invalid_min_timescale);
   Spec above = s;
   above.min_timescale = 20000.0;  // base must exceed min_timescale
   CHECK(validate(above) == Status::invalid_base);

@@ -37,6 +37,7 @@ test('bad values and sizes are RangeErrors naming the argument', () => {
   rejects(() => pe.encode(3, 8, { base: -5 }), RangeError, /base/);
   rejects(() => pe.encode(3, 8, { minTimescale: 0 }), RangeError, /minTimescale/);
   rejects(() => pe.encode(3, 8, { minTimescale: 20000 }), RangeError, /base.*minTimescale/);
+  rejects(() => pe.encode(3, 8, { minTimescale: 1e-310 }), RangeError, /minTimescale/); // found by fuzz_encode
   rejects(() => pe.encode(3, 8, { preset: 'bert' }), RangeError, /preset/);
   rejects(() => pe.encode(3, 8, { layout: 'diagonal' }), RangeError, /layout/);
   rejects(() => pe.encode(3, 7, { preset: 'whisper' }), RangeError, /even/);

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for a bounded time from
+# its committed seed corpus (copied, so the repository's corpus is not modified).
+#   bash scripts/fuzz.sh [seconds per target, default 60]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_TARGET="${1:-60}"
+CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DPOSENC_FUZZ=ON -DPOSENC_BUILD_TESTS=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build/fuzz -j "$(nproc)"
+for target in build/fuzz/fuzz/fuzz_*; do
+  [ -x "$target" ] || continue
+  name="$(basename "$target")"
+  corpus="fuzz/corpus/${name#fuzz_}"
+  work="$(mktemp -d)"
+  cp -r "$corpus"/. "$work"/
+  echo "fuzz: $name for ${SECONDS_PER_TARGET}s from $corpus"
+  "$target" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="build/fuzz/$name-" "$work" 2>&1 | grep -E '^(Done|stat::number_of_executed_units|==|SUMMARY)' || true
+  if ls build/fuzz/"$name"-crash-* build/fuzz/"$name"-leak-* build/fuzz/"$name"-timeout-* >/dev/null 2>&1; then
+    echo "fuzz: $name found a failing input (see build/fuzz/)" >&2
+    exit 1
+  fi
+  rm -rf "$work"
+done
+echo "fuzz: all targets ran clean"
