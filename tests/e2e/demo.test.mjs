@@ -271,8 +271,26 @@ describe('demo page', () => {
     assert.notDeepEqual(dogFirstNoPe, dogFirst, 'without PE the tags differ from those with PE');
     const heads = await canvasInk(page, '#transformer-heads canvas:not(.colorbar)');
     assert.ok(heads.length >= 1 && heads.every((v) => v > 0.05), 'attention heatmaps blank');
+    // held-out sentences (noun pairs never seen in training), from the training script's fixture
+    const fixture = JSON.parse(readFileSync(join(root, 'tests/fixtures/model/tagger.json'), 'utf8'));
+    const sentence = page.locator('#transformer-controls [name=sentence]');
+    const peSwitch = page.locator('#transformer-controls [name=pe]');
+    const shown = () => page.locator('#transformer-tokens .token').evaluateAll((els) => els.map((e) => e.dataset.tag));
+    let differWithoutPe = 0;
+    const cases = fixture.cases.slice(0, 8);
+    for (const c of cases) {
+      await peSwitch.check();
+      await sentence.fill(c.words.join(' '));
+      assert.deepEqual(await shown(), c.tags.map((t) => fixture.labels[t]), `with PE: "${c.words.join(' ')}"`);
+      await peSwitch.uncheck();
+      const withoutPe = await shown();
+      if (withoutPe.some((tag, i) => tag !== fixture.labels[c.tags[i]])) differWithoutPe++;
+    }
+    await peSwitch.check();
+    console.log(`  held-out sentences: ${cases.length} tagged right with PE; ${differWithoutPe} tagged differently without`);
+    assert.ok(differWithoutPe > 0, 'without PE the model should get some held-out sentences wrong');
     // unknown words are shown, not dropped
-    await page.locator('#transformer-controls [name=sentence]').fill('the zyzzyva bit the man');
+    await sentence.fill('the zyzzyva bit the man');
     await page.waitForSelector('#transformer-tokens .token.unknown');
     await page.locator('#transformer-controls [name=sentence]').fill('the dog bit the man');
     await shoot(page, 'transformer');

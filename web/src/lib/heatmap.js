@@ -27,7 +27,7 @@ export function ticks(n, count) {
   if (n <= 1) return [0];
   const raw = (n - 1) / Math.max(count, 1);
   const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag;
+  const step = Math.max(1, [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag);
   const out = [];
   for (let v = 0; v <= n - 1; v += step) out.push(v);
   return out;
@@ -61,7 +61,7 @@ export class Heatmap {
     this.cells = document.createElement('canvas'); // data resolution, off screen
     this.cursor = null; // { r, c } in data coordinates
     this.data = null;
-    this.margin = { left: 52, right: 8, top: 8, bottom: 40 };
+    this.margin = { left: options.marginLeft ?? 52, right: 8, top: 8, bottom: options.marginBottom ?? 40 };
 
     this.canvas.addEventListener('pointermove', (e) => this.#pointer(e));
     this.canvas.addEventListener('pointerdown', (e) => this.#pointer(e));
@@ -160,18 +160,35 @@ export class Heatmap {
     ctx.lineWidth = 1;
     ctx.textAlign = 'center';
     ctx.textBaseline = 'top';
-    for (const v of this.opts.allTicks ? [...Array(xCells).keys()] : ticks(xCells, Math.max(2, Math.floor(g.width / 60)))) {
+    // every cell gets a label when there is room; labels wider than a cell are slanted
+    const allX = xCells * 28 <= g.width;
+    const xLabels = (allX ? [...Array(xCells).keys()] : ticks(xCells, Math.max(2, Math.floor(g.width / 60))))
+      .map((v) => [v, String(xValue ? xValue(v) : v)]);
+    const slant = xLabels.some(([, t]) => ctx.measureText(t).width > (g.width / xLabels.length) - 4);
+    for (const [v, text] of xLabels) {
       const x = g.left + ((v + 0.5) / xCells) * g.width;
       ctx.beginPath();
       ctx.moveTo(x, g.top + g.height);
       ctx.lineTo(x, g.top + g.height + 4);
       ctx.stroke();
-      ctx.fillText(String(xValue ? xValue(v) : v), x, g.top + g.height + 6);
+      if (slant) {
+        ctx.save();
+        ctx.translate(x, g.top + g.height + 6);
+        ctx.rotate(-Math.PI / 4);
+        ctx.textAlign = 'right';
+        ctx.textBaseline = 'middle';
+        ctx.fillText(text, 0, 0);
+        ctx.restore();
+      } else ctx.fillText(text, x, g.top + g.height + 6);
     }
-    ctx.fillText(xName, g.left + g.width / 2, g.top + g.height + 22);
+    ctx.textAlign = 'right';
+    ctx.textBaseline = 'bottom';
+    ctx.fillText(xName, g.left + g.width, this.canvas.clientHeight - 2);
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'top';
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
-    for (const v of this.opts.allTicks ? [...Array(yCells).keys()] : ticks(yCells, Math.max(2, Math.floor(g.height / 40)))) {
+    for (const v of yCells * 15 <= g.height ? [...Array(yCells).keys()] : ticks(yCells, Math.max(2, Math.floor(g.height / 40)))) {
       const y = g.top + ((v + 0.5) / yCells) * g.height;
       ctx.beginPath();
       ctx.moveTo(g.left - 4, y);

@@ -32,6 +32,7 @@ const MODEL_FILES = import.meta.glob(
 );
 
 const UNK_NAMES = ['<unk>', '[UNK]', '<UNK>', 'unk', '<oov>'];
+const SPECIAL = /^(<.*>|\[.*\])$/; // <pad>, <unk>, [CLS]...: not words to type
 const PAIR = ['the dog bit the man', 'the man bit the dog'];
 
 /** Picks the demo model among the matched files: names that say so first, bad-input fixtures never. */
@@ -108,7 +109,8 @@ function describeModel(model, header) {
     heads: num('heads', 'nHeads', 'n_heads', 'num_heads', 'nhead'),
     layers: num('layers', 'nLayers', 'n_layers', 'num_layers'),
     dModel: num('dModel', 'd_model', 'dim', 'hidden_size'),
-    preset: config.preset ?? md.preset ?? md.pe ?? 'vaswani',
+    preset: config.preset ?? md.preset ?? md.positional_encoding ?? md.pe ?? 'vaswani',
+    scale: Number(config.embeddingScale ?? md.embedding_scale ?? md.scale ?? NaN),
     config,
     metadata: md,
   };
@@ -147,11 +149,12 @@ function tokenChips(tokens, tagIds, tags) {
     'div',
     { class: 'tokens', role: 'list' },
     ...tokens.map((t, i) => {
-      const tag = tagIds ? (tags[tagIds[i]] ?? `tag ${tagIds[i]}`) : '';
-      const chip = el('span', { role: 'listitem', class: `token ${t.unknown ? 'unknown' : ''} ${tagIds ? tagClass(tag) : ''}` });
-      chip.append(t.word);
-      if (t.unknown) chip.append(el('small', { text: t.unkName ? `unknown → ${t.unkName}` : 'unknown word' }));
-      if (tagIds) {
+      const tagged = tagIds && tagIds[i] >= 0;
+      const tag = tagged ? (tags[tagIds[i]] ?? `tag ${tagIds[i]}`) : '';
+      const chip = el('span', { role: 'listitem', class: `token ${t.unknown ? 'unknown' : ''} ${tagged ? tagClass(tag) : ''}` });
+      chip.append(t.id < 0 ? el('s', { text: t.word }) : t.word);
+      if (t.unknown) chip.append(el('small', { text: t.id >= 0 ? `unknown → ${t.unkName}` : 'unknown word, left out' }));
+      if (tagged) {
         chip.dataset.tag = tag;
         chip.append(el('small', { text: tag }));
       }
@@ -171,6 +174,16 @@ function notAvailable(body, why) {
   );
 }
 
+/** A file input to load another .safetensors model (one of your own, trained with the repo's script). */
+function modelPicker(pe, body) {
+  const input = el('input', { type: 'file', accept: '.safetensors', id: 'transformer-file' });
+  input.addEventListener('change', async () => {
+    const file = input.files?.[0];
+    if (file) await loadAndShow(pe, body, new Uint8Array(await file.arrayBuffer()), file.name);
+  });
+  return el('p', { class: 'controls' }, el('label', {}, 'load a model (.safetensors) ', input));
+}
+
 export async function setupTransformer(pe) {
   const body = document.getElementById('transformer-body');
   const file = pickModelFile();
@@ -179,18 +192,37 @@ export async function setupTransformer(pe) {
     return;
   }
   if (!file) {
-    notAvailable(body, 'No trained model file (.safetensors) was found when the page was built.');
+    notAvailable(body, 'No trained model file (.safetensors) was found when the page was built; you can load one below.');
+    body.append(modelPicker(pe, body));
     return;
   }
+  let bytes;
+  try {
+    const url = await MODEL_FILES[file]();
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`fetching the model: HTTP ${response.status}`);
+    bytes = new Uint8Array(await response.arrayBuffer());
+  } catch (err) {
+    failed(body, err);
+    return;
+  }
+  await loadAndShow(pe, body, bytes, file.split('/').pop());
+}
+
+function failed(body, err) {
+  document.getElementById('transformer').dataset.model = 'error';
+  body.replaceChildren(el('p', { class: 'error', role: 'alert', text: `The transformer model failed to load: ${err.message}` }));
+  console.error(err);
+}
+
+let current = null; // the loaded model, disposed when another one replaces it
+
+async function loadAndShow(pe, body, bytes, name) {
   const section = document.getElementById('transformer');
   let model;
   let info;
   let embedding = null;
   try {
-    const url = await MODEL_FILES[file]();
-    const response = await fetch(url);
-    if (!response.ok) throw new Error(`fetching the model: HTTP ${response.status}`);
-    const bytes = new Uint8Array(await response.arrayBuffer());
     const header = readSafetensorsHeader(bytes);
     model = pe.loadModel(bytes);
     info = describeModel(model, header);
@@ -198,13 +230,19 @@ export async function setupTransformer(pe) {
     if (!info.vocab.length) throw new Error('the model file has no vocabulary in its metadata');
     section.dataset.modelBytes = String(bytes.length);
   } catch (err) {
-    section.dataset.model = 'error';
-    body.replaceChildren(el('p', { class: 'error', role: 'alert', text: `The transformer model failed to load: ${err.message}` }));
-    console.error(err);
+    model?.dispose?.();
+    failed(body, err);
+    body.append(modelPicker(pe, body));
     return;
   }
+  current?.dispose?.();
+  current = model;
   section.dataset.model = 'ready';
   buildUi(pe, body, model, info, embedding);
+  body.prepend(
+    el('p', { class: 'help', id: 'transformer-model-name', text: `Model: ${name} (${(bytes.length / 1024).toFixed(1)} KB), d = ${info.dModel ?? embedding?.cols ?? '?'}, ${info.heads ?? '?'} heads, ${info.layers ?? '?'} layer(s), tags: ${info.tags.join(', ')}` }),
+  );
+  body.append(modelPicker(pe, body));
 }
 
 /** The token embedding table [vocab x d] as float32, when the file has an obvious one. */
@@ -242,7 +280,7 @@ function buildUi(pe, body, model, info, embedding) {
     el('label', {}, 'sentence ', sentence),
     el('label', { class: 'check' }, peSwitch, ' positional encoding'),
   );
-  const vocabNote = el('p', { class: 'help', id: 'transformer-vocab', text: `Known words: ${info.vocab.filter((w) => !UNK_NAMES.includes(w)).join(', ')}` });
+  const vocabNote = el('p', { class: 'help', id: 'transformer-vocab', text: `Known words: ${info.vocab.filter((w) => !SPECIAL.test(w)).join(', ')}` });
   const errorEl = el('p', { class: 'error', role: 'alert', id: 'transformer-error', hidden: '' });
   const tokensOut = el('div', { id: 'transformer-tokens', 'aria-live': 'polite' });
   const embedBox = el('div', { class: 'heatmap', id: 'transformer-input' });
@@ -260,7 +298,7 @@ function buildUi(pe, body, model, info, embedding) {
   const embedMap = embedding
     ? new Heatmap(embedBox, {
         interpolator: (t) => interpolateRdBu(1 - t), rowName: 'token', colName: 'dim', label: 'Model input per token',
-        readout: embedReadout, height: 160, format: (v) => v.toFixed(4),
+        readout: embedReadout, height: 180, format: (v) => v.toFixed(4), marginLeft: 70,
       })
     : null;
   let headMaps = [];
@@ -279,22 +317,21 @@ function buildUi(pe, body, model, info, embedding) {
       tokensOut.replaceChildren(el('p', { class: 'help', text: 'Type a sentence.' }));
       return;
     }
+    // The model has no unknown-word token: such words are shown struck out and left out of its input.
+    const known = tokens.filter((t) => t.id >= 0);
     const missing = tokens.filter((t) => t.id < 0);
-    if (missing.length) {
-      tokensOut.replaceChildren(tokenChips(tokens, null, info.tags));
-      errorEl.hidden = false;
-      errorEl.textContent = `Not in the model's vocabulary: ${missing.map((t) => `"${t.word}"`).join(', ')}. The model has no unknown-word token, so it cannot tag this sentence.`;
-      return;
-    }
     try {
-      const tagIds = run(tokens, usePe);
-      tokensOut.replaceChildren(tokenChips(tokens, tagIds, info.tags));
-      const unknown = tokens.filter((t) => t.unknown);
-      if (unknown.length) {
-        tokensOut.append(el('p', { class: 'notice', text: `Unknown words (${unknown.map((t) => t.word).join(', ')}) were replaced by ${unknown[0].unkName}; their tags are guesses.` }));
-      }
-      drawAttention(tokens);
-      if (embedMap) drawInput(tokens, usePe);
+      const tagIds = known.length ? run(known, usePe) : [];
+      const tagOf = new Map(known.map((t, i) => [t, tagIds[i]]));
+      tokensOut.replaceChildren(tokenChips(tokens, tokens.map((t) => tagOf.get(t) ?? -1), info.tags));
+      const replaced = tokens.filter((t) => t.unknown && t.id >= 0);
+      const notes = [];
+      if (replaced.length) notes.push(`Unknown words (${replaced.map((t) => t.word).join(', ')}) were replaced by ${replaced[0].unkName}; their tags are guesses.`);
+      if (missing.length) notes.push(`Not in the model's vocabulary, so left out of its input: ${missing.map((t) => `"${t.word}"`).join(', ')}. Try the known words below the box.`);
+      if (notes.length) tokensOut.append(el('p', { class: 'notice', role: 'status', text: notes.join(' ') }));
+      if (!known.length) return;
+      drawAttention(known);
+      if (embedMap) drawInput(known, usePe);
     } catch (err) {
       errorEl.hidden = false;
       errorEl.textContent = err.message;
@@ -305,7 +342,7 @@ function buildUi(pe, body, model, info, embedding) {
     const d = embedding.cols;
     const rows = new Float32Array(tokens.length * d);
     tokens.forEach((t, i) => rows.set(embedding.values.subarray(t.id * d, (t.id + 1) * d), i * d));
-    const scale = Number(info.metadata.scale ?? info.config.scale ?? Math.sqrt(d));
+    const scale = Number.isFinite(info.scale) ? info.scale : Math.sqrt(d);
     if (usePe) pe.addTo(rows, d, { scale, preset: info.preset });
     else for (let i = 0; i < rows.length; i++) rows[i] *= scale;
     let max = 0;
@@ -330,7 +367,7 @@ function buildUi(pe, body, model, info, embedding) {
         headsBox.append(fig);
         return new Heatmap(box, {
           interpolator: interpolateBlues, rowName: 'query', colName: 'key', label: `Attention of head ${i + 1}`,
-          readout: out, height: 220, format: (v) => v.toFixed(3), allTicks: true,
+          readout: out, height: 260, format: (v) => v.toFixed(3), marginLeft: 70, marginBottom: 64,
         });
       });
     }
