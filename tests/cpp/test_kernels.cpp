@@ -163,8 +163,14 @@ TEST_CASE("every kernel is within 2^-22 of float64 over dims, layouts and offset
 #endif
     }
   }
+#if POSENC_TEST_SIMD
   std::printf("[kernels] worst error: scalar %.3g, simd %.3g (bound %.3g)\n", worst_scalar,
               worst_simd, oracle::kBound);
+#else
+  (void)worst_simd;
+  std::printf("[kernels] worst error: scalar %.3g, simd not built (bound %.3g)\n", worst_scalar,
+              oracle::kBound);
+#endif
 }
 
 #if POSENC_TEST_SIMD
