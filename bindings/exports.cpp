@@ -2,6 +2,7 @@
 // lengths are wasm32 values; every call validates through the core and returns a posenc::Status
 // code (0 = ok) instead of trapping, and writes nothing on error.
 #include <emscripten/emscripten.h>
+#include <malloc.h>
 
 #include <cstdint>
 #include <new>
@@ -95,6 +96,12 @@ EMSCRIPTEN_KEEPALIVE int posenc_encoder_shift_blocks(const posenc::Encoder* e, d
                                                      int out_len) {
   if (out_len < 0) return code(posenc::Status::size_mismatch);
   return code(posenc::shift_blocks(e->spec(), k, out, static_cast<std::size_t>(out_len)));
+}
+
+// Bytes of the wasm heap currently allocated (dlmalloc's mallinfo().uordblks): lets tests check
+// that calls and create/dispose cycles give back everything they take.
+EMSCRIPTEN_KEEPALIVE int posenc_heap_in_use() {
+  return static_cast<int>(mallinfo().uordblks);
 }
 
 }  // extern "C"

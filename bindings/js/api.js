@@ -130,8 +130,13 @@ export function createApi(Module, { simd }) {
   // ---- wasm memory: one scratch region per instance, grown on demand -------------------------
   let scratchPtr = 0;
   let scratchBytes = 0;
+  // wasm32 memory tops out at 2 GB here; larger byte counts would also wrap in malloc's argument.
+  const MAX_ALLOCATION = 2 ** 31 - 65536;
   function scratch(bytes) {
     if (bytes > scratchBytes) {
+      if (bytes > MAX_ALLOCATION) {
+        throw new RangeError(`posenc: this request needs ${bytes} bytes of wasm memory, more than the 2 GB wasm32 can hold`);
+      }
       const ptr = Module._malloc(bytes);
       if (!ptr) {
         throw new RangeError(`posenc: cannot allocate ${bytes} bytes of wasm memory for this request`);
