@@ -182,17 +182,22 @@ describe('demo page', () => {
     await page.locator('#matrix-controls button[data-size="2048x512"]').click();
     const times = [];
     const slider = page.locator('#matrix-controls [name=logBase]');
-    await slider.focus();
-    for (let i = 0; i < 8; i++) {
-      await page.keyboard.press('ArrowRight');
-      await page.waitForTimeout(30);
-      const t = page.locator('#matrix-timing');
-      times.push(Number(await t.getAttribute('data-encode-ms')) + Number(await t.getAttribute('data-draw-ms')));
+    for (const transpose of [true, false]) {
+      await page.locator('#matrix-controls [name=transpose]').setChecked(transpose);
+      await slider.focus();
+      for (let i = 0; i < 6; i++) {
+        await page.keyboard.press('ArrowRight');
+        await page.waitForTimeout(30);
+        const t = page.locator('#matrix-timing');
+        times.push(Number(await t.getAttribute('data-encode-ms')) + Number(await t.getAttribute('data-draw-ms')));
+      }
     }
+    await page.locator('#matrix-controls [name=transpose]').check();
     times.sort((a, b) => a - b);
     const median = times[times.length >> 1];
-    console.log(`  2048 x 512 redraw (encode + draw), median of 8: ${median.toFixed(1)} ms`);
-    assert.ok(median < 60, `2048 x 512 redraw takes ${median} ms`);
+    console.log(`  2048 x 512 redraw (encode + draw), median of 12 (both orientations): ${median.toFixed(1)} ms`);
+    // smooth = well inside a few frames even on a loaded 2-core CI machine (about 10-25 ms here)
+    assert.ok(median < 80, `2048 x 512 redraw takes ${median} ms`);
     assert.match(await page.locator('#matrix-timing').innerText(), /2048 x 512/);
     await shoot(page, 'matrix', 'matrix-2048x512');
     // keyboard readout
