@@ -1,0 +1,82 @@
+// posenc: a small token tagger around EncoderLayer, loaded from one .safetensors file.
+//
+//   h = embedding[tokens] * embedding_scale + PE(positions 0..L-1)   (PE: a posenc preset, or none)
+//   h = layers[N-1]( ... layers[0](h))
+//   logits = h head.weight^T + head.bias                               (L x num_classes)
+//
+// Tensors (PyTorch names): embedding.weight [vocab, d], layers.<i>.<EncoderLayer names>,
+// head.weight [classes, d], head.bias [classes]; F32, F16 or BF16. The config is in
+// __metadata__ (strings): heads, num_layers, positional_encoding (a preset name such as
+// "vaswani", or "none"); optional norm_first ("true"/"false", default false), activation
+// ("relu"/"gelu", default relu), layer_norm_eps (default 1e-5), embedding_scale (default sqrt(d)),
+// vocab and labels (space-separated, for display). d, ff, vocab and class counts come from the
+// tensor shapes. The PE is added by posenc::Encoder::add_to (float32 within 2^-22 of exact).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "posenc/buffer.hpp"
+#include "posenc/encoder.hpp"
+#include "posenc/encoder_layer.hpp"
+#include "posenc/gemm.hpp"
+#include "posenc/layer_status.hpp"
+
+namespace posenc {
+
+inline constexpr std::int64_t kMaxModelLayers = 64;
+
+struct ModelConfig {
+  std::int64_t vocab_size = 0;
+  std::int64_t num_classes = 0;
+  std::int64_t num_layers = 0;
+  LayerConfig layer;
+  std::string positional_encoding;  // preset name, or "none"
+  double embedding_scale = 0.0;
+  std::string vocab;   // metadata "vocab" (may be empty)
+  std::string labels;  // metadata "labels" (may be empty)
+};
+
+struct ModelForwardOptions {
+  bool causal = false;
+  const std::uint8_t* key_padding_mask = nullptr;  // L entries, nonzero hides that key
+  // false: skip the positional encoding even though the model has one (to show what it does).
+  bool positional_encoding = true;
+};
+
+class Model {
+ public:
+  // Validates and loads a .safetensors file (see the header comment). On error the model keeps
+  // what it had before. The bytes are not kept.
+  LayerError load(const std::uint8_t* bytes, std::size_t size);
+
+  bool loaded() const { return !layers_.empty(); }
+  const ModelConfig& config() const { return config_; }
+
+  // logits (L x num_classes) for token ids (L of them, each in [0, vocab_size)). Errors:
+  // not_ready, invalid_length ("length"), invalid_token ("tokens[i]"), size_mismatch ("logits").
+  LayerError forward(const std::int32_t* tokens, std::int64_t length,
+                     const ModelForwardOptions& options, float* logits, std::size_t logits_len);
+
+  // The attention probabilities (heads x L x L) of layer i in the last forward, or null.
+  const float* attention(std::int64_t layer) const;
+  std::int64_t attention_length() const {
+    return layers_.empty() ? 0 : layers_[0].attention_length();
+  }
+
+ private:
+  ModelConfig config_;
+  FloatBuffer embedding_;
+  std::unique_ptr<Encoder> encoder_;  // null when positional_encoding is "none"
+  double first_position_ = 0.0;
+  double zero_position_ = -1.0;
+  std::vector<EncoderLayer> layers_;
+  PackedMatrix head_;
+  FloatBuffer head_bias_;
+  FloatBuffer hidden_;
+};
+
+}  // namespace posenc

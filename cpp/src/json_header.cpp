@@ -1,0 +1,267 @@
+// The strict, bounded JSON parser of json_header.hpp.
+#include "json_header.hpp"
+
+namespace posenc::detail {
+
+const JsonValue* JsonValue::find(const std::string& key) const {
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] == key) return &items[i];
+  return nullptr;
+}
+
+namespace {
+
+class Parser {
+ public:
+  Parser(const char* text, std::size_t size) : p_(text), end_(text + size) {}
+
+  bool document(JsonValue* out) {
+    skip_space();
+    if (!value(out, 0)) return false;
+    skip_space();
+    return p_ == end_;
+  }
+
+ private:
+  void skip_space() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r'))
+      ++p_;
+  }
+
+  bool literal(const char* word) {
+    for (const char* w = word; *w != '\0'; ++w, ++p_)
+      if (p_ >= end_ || *p_ != *w) return false;
+    return true;
+  }
+
+  bool value(JsonValue* out, int depth) {
+    if (depth > kMaxDepth || ++count_ > kMaxValues || p_ >= end_) return false;
+    switch (*p_) {
+      case '{':
+        return object(out, depth);
+      case '[':
+        return array(out, depth);
+      case '"':
+        out->type = JsonValue::Type::string;
+        return string(&out->string);
+      case 't':
+        out->type = JsonValue::Type::boolean;
+        out->boolean = true;
+        return literal("true");
+      case 'f':
+        out->type = JsonValue::Type::boolean;
+        return literal("false");
+      case 'n':
+        out->type = JsonValue::Type::null;
+        return literal("null");
+      default:
+        return number(out);
+    }
+  }
+
+  bool object(JsonValue* out, int depth) {
+    out->type = JsonValue::Type::object;
+    ++p_;  // '{'
+    skip_space();
+    if (p_ < end_ && *p_ == '}') {
+      ++p_;
+      return true;
+    }
+    for (;;) {
+      skip_space();
+      if (p_ >= end_ || *p_ != '"') return false;
+      out->keys.emplace_back();
+      if (!string(&out->keys.back())) return false;
+      skip_space();
+      if (p_ >= end_ || *p_ != ':') return false;
+      ++p_;
+      skip_space();
+      out->items.emplace_back();
+      if (!value(&out->items.back(), depth + 1)) return false;
+      skip_space();
+      if (p_ >= end_) return false;
+      if (*p_ == ',') {
+        ++p_;
+        continue;
+      }
+      if (*p_ != '}') return false;
+      ++p_;
+      return true;
+    }
+  }
+
+  bool array(JsonValue* out, int depth) {
+    out->type = JsonValue::Type::array;
+    ++p_;  // '['
+    skip_space();
+    if (p_ < end_ && *p_ == ']') {
+      ++p_;
+      return true;
+    }
+    for (;;) {
+      skip_space();
+      out->items.emplace_back();
+      if (!value(&out->items.back(), depth + 1)) return false;
+      skip_space();
+      if (p_ >= end_) return false;
+      if (*p_ == ',') {
+        ++p_;
+        continue;
+      }
+      if (*p_ != ']') return false;
+      ++p_;
+      return true;
+    }
+  }
+
+  static int hex(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+
+  bool hex4(std::uint32_t* out) {
+    if (end_ - p_ < 4) return false;
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const int h = hex(p_[i]);
+      if (h < 0) return false;
+      v = v * 16 + static_cast<std::uint32_t>(h);
+    }
+    p_ += 4;
+    *out = v;
+    return true;
+  }
+
+  static void append_utf8(std::string* s, std::uint32_t cp) {
+    if (cp < 0x80) {
+      s->push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      s->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      s->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+      s->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+      s->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      s->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      s->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+      s->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+      s->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      s->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+  }
+
+  bool string(std::string* out) {
+    ++p_;  // '"'
+    while (p_ < end_) {
+      const unsigned char c = static_cast<unsigned char>(*p_++);
+      if (c == '"') return true;
+      if (c < 0x20) return false;
+      if (c != '\\') {
+        out->push_back(static_cast<char>(c));
+        continue;
+      }
+      if (p_ >= end_) return false;
+      const char e = *p_++;
+      switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+          out->push_back(e);
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
+        case 'u': {
+          std::uint32_t cp = 0;
+          if (!hex4(&cp)) return false;
+          if (cp >= 0xDC00 && cp <= 0xDFFF) return false;  // lone low surrogate
+          if (cp >= 0xD800 && cp <= 0xDBFF) {
+            std::uint32_t low = 0;
+            if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
+            p_ += 2;
+            if (!hex4(&low) || low < 0xDC00 || low > 0xDFFF) return false;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          }
+          append_utf8(out, cp);
+          break;
+        }
+        default:
+          return false;
+      }
+    }
+    return false;  // unterminated
+  }
+
+  static bool digit(char c) { return c >= '0' && c <= '9'; }
+
+  bool number(JsonValue* out) {
+    out->type = JsonValue::Type::number;
+    bool negative = false;
+    if (p_ < end_ && *p_ == '-') {
+      negative = true;
+      ++p_;
+    }
+    if (p_ >= end_ || !digit(*p_)) return false;
+    bool fits = true;
+    std::uint64_t v = 0;
+    if (*p_ == '0') {
+      ++p_;
+    } else {
+      while (p_ < end_ && digit(*p_)) {
+        const std::uint64_t d = static_cast<std::uint64_t>(*p_ - '0');
+        if (v > (UINT64_MAX - d) / 10) fits = false;
+        if (fits) v = v * 10 + d;
+        ++p_;
+      }
+    }
+    bool integer = true;
+    if (p_ < end_ && *p_ == '.') {
+      integer = false;
+      ++p_;
+      if (p_ >= end_ || !digit(*p_)) return false;
+      while (p_ < end_ && digit(*p_))
+        ++p_;
+    }
+    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+      integer = false;
+      ++p_;
+      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+      if (p_ >= end_ || !digit(*p_)) return false;
+      while (p_ < end_ && digit(*p_))
+        ++p_;
+    }
+    out->is_uint = integer && fits && !negative;
+    out->uint = out->is_uint ? v : 0;
+    return true;
+  }
+
+  const char* p_;
+  const char* end_;
+  std::size_t count_ = 0;
+};
+
+}  // namespace
+
+bool parse_json(const char* text, std::size_t size, JsonValue* out) {
+  JsonValue result;
+  Parser parser(text, size);
+  if (!parser.document(&result)) return false;
+  *out = std::move(result);
+  return true;
+}
+
+}  // namespace posenc::detail

@@ -1,0 +1,212 @@
+// Model: loading from safetensors and the forward pass.
+#include "posenc/model.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+#include "posenc/presets.hpp"
+#include "posenc/safetensors.hpp"
+
+namespace posenc {
+
+namespace {
+
+LayerError bad_metadata(const char* key) {
+  return layer_error(LayerStatus::invalid_metadata, std::string("__metadata__.") + key);
+}
+
+bool parse_int(const std::string& s, std::int64_t lo, std::int64_t hi, std::int64_t* out) {
+  if (s.empty() || s.size() > 18) return false;
+  std::int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+bool parse_double(const std::string& s, double* out) {
+  if (s.empty() || s.size() > 64) return false;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+// Reads a tensor of the expected shape into a fresh buffer.
+LayerError read_tensor(const SafetensorsFile& file, const std::string& name,
+                       std::initializer_list<std::int64_t> shape, FloatBuffer* out) {
+  const TensorInfo* t = file.find(name);
+  if (t == nullptr) return layer_error(LayerStatus::missing_tensor, name);
+  if (t->shape.size() != shape.size()) return layer_error(LayerStatus::wrong_shape, name);
+  std::size_t i = 0;
+  for (std::int64_t s : shape)
+    if (t->shape[i++] != s) return layer_error(LayerStatus::wrong_shape, name);
+  if (!out->resize(t->elements)) return layer_error(LayerStatus::out_of_memory, name);
+  return file.read_f32(*t, out->data(), t->elements);
+}
+
+}  // namespace
+
+LayerError Model::load(const std::uint8_t* bytes, std::size_t size) {
+  SafetensorsFile file;
+  if (LayerError e = file.parse(bytes, size); !e.ok()) return e;
+
+  Model m;
+  ModelConfig& c = m.config_;
+  const std::string* heads = file.metadata("heads");
+  const std::string* num_layers = file.metadata("num_layers");
+  const std::string* pe = file.metadata("positional_encoding");
+  if (heads == nullptr || !parse_int(*heads, 1, kMaxHeads, &c.layer.heads))
+    return bad_metadata("heads");
+  if (num_layers == nullptr || !parse_int(*num_layers, 1, kMaxModelLayers, &c.num_layers))
+    return bad_metadata("num_layers");
+  if (pe == nullptr) return bad_metadata("positional_encoding");
+  c.positional_encoding = *pe;
+  if (const std::string* v = file.metadata("norm_first")) {
+    if (*v != "true" && *v != "false") return bad_metadata("norm_first");
+    c.layer.norm_first = *v == "true";
+  }
+  if (const std::string* v = file.metadata("activation")) {
+    if (*v != "relu" && *v != "gelu") return bad_metadata("activation");
+    c.layer.activation = *v == "gelu" ? Activation::gelu : Activation::relu;
+  }
+  if (const std::string* v = file.metadata("layer_norm_eps"))
+    if (!parse_double(*v, &c.layer.layer_norm_eps)) return bad_metadata("layer_norm_eps");
+  if (const std::string* v = file.metadata("vocab")) c.vocab = *v;
+  if (const std::string* v = file.metadata("labels")) c.labels = *v;
+
+  // Shapes give d, vocab, ff and classes.
+  const TensorInfo* emb = file.find("embedding.weight");
+  if (emb == nullptr) return layer_error(LayerStatus::missing_tensor, "embedding.weight");
+  if (emb->shape.size() != 2 || emb->shape[0] < 1 || emb->shape[1] < 1 ||
+      emb->shape[1] > kMaxModelDim || emb->shape[0] > (std::int64_t{1} << 31))
+    return layer_error(LayerStatus::wrong_shape, "embedding.weight");
+  c.vocab_size = emb->shape[0];
+  c.layer.d_model = emb->shape[1];
+  const std::int64_t d = c.layer.d_model;
+  const TensorInfo* l1 = file.find("layers.0.linear1.weight");
+  if (l1 == nullptr) return layer_error(LayerStatus::missing_tensor, "layers.0.linear1.weight");
+  if (l1->shape.size() != 2)
+    return layer_error(LayerStatus::wrong_shape, "layers.0.linear1.weight");
+  c.layer.ff_dim = l1->shape[0];
+  const TensorInfo* hw = file.find("head.weight");
+  if (hw == nullptr) return layer_error(LayerStatus::missing_tensor, "head.weight");
+  if (hw->shape.size() != 2 || hw->shape[0] < 1 || hw->shape[0] > 65536)
+    return layer_error(LayerStatus::wrong_shape, "head.weight");
+  c.num_classes = hw->shape[0];
+  if (LayerError e = validate(c.layer); !e.ok()) return bad_metadata(e.name.c_str());
+
+  c.embedding_scale = std::sqrt(static_cast<double>(d));
+  if (const std::string* v = file.metadata("embedding_scale"))
+    if (!parse_double(*v, &c.embedding_scale)) return bad_metadata("embedding_scale");
+
+  if (c.positional_encoding != "none") {
+    Preset preset;
+    if (!preset_from_name(c.positional_encoding, &preset))
+      return bad_metadata("positional_encoding");
+    m.encoder_.reset(new (std::nothrow) Encoder(preset_spec(preset, d)));
+    if (!m.encoder_) return layer_error(LayerStatus::out_of_memory, "positional_encoding");
+    if (m.encoder_->status() != Status::ok) return bad_metadata("positional_encoding");
+    m.first_position_ = preset_first_position(preset, kFairseqDefaultPaddingIdx);
+    if (preset_info(preset).uses_padding_idx)
+      m.zero_position_ = static_cast<double>(kFairseqDefaultPaddingIdx);
+  }
+
+  std::size_t used = 0;
+  if (LayerError e = read_tensor(file, "embedding.weight", {c.vocab_size, d}, &m.embedding_);
+      !e.ok())
+    return e;
+  ++used;
+  FloatBuffer tmp;
+  if (LayerError e = read_tensor(file, "head.weight", {c.num_classes, d}, &tmp); !e.ok()) return e;
+  if (!m.head_.pack_transposed(tmp.data(), c.num_classes, d, d))
+    return layer_error(LayerStatus::out_of_memory, "head.weight");
+  if (LayerError e = read_tensor(file, "head.bias", {c.num_classes}, &m.head_bias_); !e.ok())
+    return e;
+  used += 2;
+
+  m.layers_.resize(static_cast<std::size_t>(c.num_layers));
+  for (std::int64_t i = 0; i < c.num_layers; ++i) {
+    EncoderLayer& layer = m.layers_[static_cast<std::size_t>(i)];
+    if (LayerError e = layer.configure(c.layer); !e.ok()) return e;
+    const std::string prefix = "layers." + std::to_string(i) + ".";
+    for (const char* short_name : kLayerTensorNames) {
+      const std::string name = prefix + short_name;
+      const TensorInfo* t = file.find(name);
+      if (t == nullptr) return layer_error(LayerStatus::missing_tensor, name);
+      if (!tmp.resize(t->elements)) return layer_error(LayerStatus::out_of_memory, name);
+      if (LayerError e = file.read_f32(*t, tmp.data(), t->elements); !e.ok()) return e;
+      LayerError e = layer.set_tensor(short_name, tmp.data(), t->elements, t->shape.data(),
+                                      static_cast<int>(t->shape.size()));
+      if (!e.ok()) return layer_error(e.status, name);
+      ++used;
+    }
+  }
+  if (used != file.tensors().size()) {
+    // Name the first tensor the model does not use.
+    for (const TensorInfo& t : file.tensors()) {
+      bool known = t.name == "embedding.weight" || t.name == "head.weight" || t.name == "head.bias";
+      for (std::int64_t i = 0; i < c.num_layers && !known; ++i)
+        for (const char* short_name : kLayerTensorNames)
+          if (t.name == "layers." + std::to_string(i) + "." + short_name) known = true;
+      if (!known) return layer_error(LayerStatus::unknown_tensor, t.name);
+    }
+  }
+  *this = std::move(m);
+  return {};
+}
+
+LayerError Model::forward(const std::int32_t* tokens, std::int64_t length,
+                          const ModelForwardOptions& options, float* logits,
+                          std::size_t logits_len) {
+  if (!loaded()) return layer_error(LayerStatus::not_ready, "model");
+  if (length < 1 || length > kMaxSequenceLength)
+    return layer_error(LayerStatus::invalid_length, "length");
+  if (tokens == nullptr) return layer_error(LayerStatus::size_mismatch, "tokens");
+  for (std::int64_t i = 0; i < length; ++i)
+    if (tokens[i] < 0 || tokens[i] >= config_.vocab_size)
+      return layer_error(LayerStatus::invalid_token, "tokens[" + std::to_string(i) + "]");
+  const std::int64_t d = config_.layer.d_model;
+  const std::size_t n = static_cast<std::size_t>(length * d);
+  if (logits == nullptr || logits_len != static_cast<std::size_t>(length * config_.num_classes))
+    return layer_error(LayerStatus::size_mismatch, "logits");
+  if (!hidden_.reserve(n)) return layer_error(LayerStatus::out_of_memory, "length");
+
+  float* h = hidden_.data();
+  const float scale = static_cast<float>(config_.embedding_scale);
+  for (std::int64_t i = 0; i < length; ++i)
+    std::memcpy(h + i * d, embedding_.data() + static_cast<std::int64_t>(tokens[i]) * d,
+                static_cast<std::size_t>(d) * sizeof(float));
+  if (encoder_ && options.positional_encoding) {
+    RowPositions rows;
+    rows.count = length;
+    rows.first_position = first_position_;
+    rows.zero_position = zero_position_;
+    if (encoder_->add_to(rows, scale, h, n) != Status::ok)
+      return layer_error(LayerStatus::out_of_memory, "length");
+  } else {
+    for (std::size_t i = 0; i < n; ++i)
+      h[i] = h[i] * scale;
+  }
+  ForwardOptions layer_options;
+  layer_options.causal = options.causal;
+  layer_options.key_padding_mask = options.key_padding_mask;
+  for (EncoderLayer& layer : layers_)
+    if (LayerError e = layer.forward(h, n, length, layer_options, h, n); !e.ok()) return e;
+  gemm(h, d, length, head_, head_bias_.data(), Epilogue::none, logits, config_.num_classes);
+  return {};
+}
+
+const float* Model::attention(std::int64_t layer) const {
+  if (layer < 0 || layer >= static_cast<std::int64_t>(layers_.size())) return nullptr;
+  return layers_[static_cast<std::size_t>(layer)].attention();
+}
+
+}  // namespace posenc
