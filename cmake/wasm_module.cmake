@@ -16,7 +16,7 @@ set(POSENC_WASM_LINK_OPTIONS
 )
 
 function(posenc_add_wasm_module name core)
-  add_executable(${name} bindings/embind.cpp bindings/exports.cpp)
+  add_executable(${name} bindings/embind.cpp bindings/exports.cpp bindings/embind_layer.cpp)
   target_link_libraries(${name} PRIVATE ${core})
   target_compile_options(${name} PRIVATE ${POSENC_WARNINGS})
   target_link_options(${name} PRIVATE ${POSENC_WASM_LINK_OPTIONS} -sEXPORT_NAME=${name})

@@ -1,0 +1,102 @@
+// Types of the transformer encoder layer and the model (bindings/js/layer.js); index.d.ts
+// re-exports them and adds encoderLayer / loadModel to the API interface.
+
+/** The twelve state_dict names of PyTorch's nn.TransformerEncoderLayer. */
+export type EncoderLayerWeightName =
+  | 'self_attn.in_proj_weight' // [3 dModel, dModel]
+  | 'self_attn.in_proj_bias' // [3 dModel]
+  | 'self_attn.out_proj.weight' // [dModel, dModel]
+  | 'self_attn.out_proj.bias' // [dModel]
+  | 'linear1.weight' // [ffDim, dModel]
+  | 'linear1.bias' // [ffDim]
+  | 'linear2.weight' // [dModel, ffDim]
+  | 'linear2.bias' // [dModel]
+  | 'norm1.weight'
+  | 'norm1.bias'
+  | 'norm2.weight'
+  | 'norm2.bias'; // [dModel] each
+
+export interface EncoderLayerConfig {
+  /** Model width, 1..8192, a multiple of heads. */
+  dModel: number;
+  /** Attention heads, 1..256. */
+  heads: number;
+  /** Feed-forward width (PyTorch's dim_feedforward), 1..65536. */
+  ffDim: number;
+  /** Pre-norm (true) or post-norm (false, PyTorch's default). */
+  normFirst?: boolean;
+  /** 'relu' (default) or 'gelu' (exact erf GELU, PyTorch's default GELU). */
+  activation?: 'relu' | 'gelu';
+  /** Layer norm epsilon, default 1e-5. */
+  layerNormEps?: number;
+}
+
+export interface EncoderLayerOptions {
+  /** Every weight, row-major float32, shaped as in the PyTorch state_dict. */
+  config: EncoderLayerConfig;
+  weights: Record<EncoderLayerWeightName, Float32Array>;
+}
+
+export interface ForwardOptions {
+  /** Hide keys after each query (PyTorch's generate_square_subsequent_mask). Default false. */
+  causal?: boolean;
+  /** One entry per token; true / 1 hides that key (PyTorch's src_key_padding_mask). */
+  keyPaddingMask?: Uint8Array | ArrayLike<boolean | number>;
+}
+
+export interface EncoderLayer {
+  readonly config: Readonly<Required<EncoderLayerConfig>>;
+  /** x: L x dModel row-major. Returns a new Float32Array (L x dModel). */
+  forward(x: Float32Array, options?: ForwardOptions): Float32Array;
+  /** The attention probabilities [heads x L x L] of the last forward (a copy), or null before one. */
+  attention(): Float32Array | null;
+  /** Frees the wasm memory; later calls throw. Calling it twice is harmless. */
+  dispose(): void;
+  [Symbol.dispose](): void;
+}
+
+export interface ModelConfig {
+  vocabSize: number;
+  numClasses: number;
+  numLayers: number;
+  dModel: number;
+  heads: number;
+  ffDim: number;
+  normFirst: boolean;
+  activation: 'relu' | 'gelu';
+  layerNormEps: number;
+  embeddingScale: number;
+  /** A posenc preset name, or 'none'. */
+  positionalEncoding: string;
+}
+
+export interface ModelForwardOptions extends ForwardOptions {
+  /** false: leave the positional encoding out (to see what it does). Default true. */
+  positionalEncoding?: boolean;
+  /** Alias of positionalEncoding. */
+  pe?: boolean;
+}
+
+export interface Model {
+  readonly config: Readonly<ModelConfig>;
+  /** The vocabulary from the file's metadata (may be empty). */
+  readonly vocab: readonly string[];
+  /** The class names from the file's metadata (may be empty). */
+  readonly labels: readonly string[];
+  /** Token ids (each 0..vocabSize-1). Returns logits, L x numClasses, a new Float32Array. */
+  forward(tokens: Int32Array | readonly number[], options?: ModelForwardOptions): Float32Array;
+  /**
+   * Attention probabilities of the last forward (copies): of one layer [heads x L x L], or, with no
+   * argument, of every layer [numLayers x heads x L x L]. null before any forward.
+   */
+  attention(layer?: number): Float32Array | null;
+  dispose(): void;
+  [Symbol.dispose](): void;
+}
+
+export interface LayerApi {
+  /** A PyTorch nn.TransformerEncoderLayer (eval mode) from its config and state_dict tensors. */
+  encoderLayer(options: EncoderLayerOptions): EncoderLayer;
+  /** A model from a .safetensors file (see cpp/include/posenc/model.hpp for its layout). */
+  loadModel(bytes: Uint8Array): Model;
+}
