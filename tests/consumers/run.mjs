@@ -21,7 +21,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { launchChromium, serveStatic } from '../browser/launch.mjs';
 
 const execFileAsync = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -32,10 +31,6 @@ const SIN5_TOLERANCE = 1e-6;
 const fixture = JSON.parse(readFileSync(join(root, 'tests/fixtures/presets/vaswani.json'), 'utf8'));
 const CASE = fixture.cases.find((c) => c.name === 'd50_L100');
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
-const WASM_SHA = {
-  simd: sha256(readFileSync(join(root, 'dist/posenc_simd.wasm'))),
-  baseline: sha256(readFileSync(join(root, 'dist/posenc_baseline.wasm'))),
-};
 
 // ---- reporting ---------------------------------------------------------------------------------
 let passed = 0;
@@ -92,7 +87,8 @@ async function run(cmd, args, { cwd, timeout = 120_000, env } = {}) {
       env: { ...process.env, ...env },
     });
   } catch (err) {
-    throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) failed: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+    const how = err.killed ? `killed (${err.signal}) after ${timeout} ms` : `exit code ${err.code}`;
+    throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) failed, ${how}:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
   }
 }
 
@@ -101,6 +97,14 @@ function binOf(dir, pkg, name = pkg) {
   const pkgDir = join(dir, 'node_modules', pkg);
   const { bin } = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
   return join(pkgDir, typeof bin === 'string' ? bin : bin[name]);
+}
+
+/** `promise`, or null after `ms` milliseconds. */
+function withTimeout(promise, ms) {
+  let timer;
+  return Promise.race([promise, new Promise((ok) => (timer = setTimeout(ok, ms, null)))]).finally(() =>
+    clearTimeout(timer),
+  );
 }
 
 async function freePort() {
@@ -227,13 +231,16 @@ async function nodeConsumer(name, main, entryLabel) {
 
 // ---- browser consumers -------------------------------------------------------------------------
 let browser;
+// Loaded when first needed, so that a missing playwright-core fails checks instead of the script.
+let launchChromium;
+let serveStatic;
 
 /**
  * Opens `url` in a fresh browser context (empty cache), waits for the page's #result, checks its
  * numbers, that exactly one .wasm was fetched (the expected build's bytes, as application/wasm),
  * and that there were no page errors, console errors or failed requests.
  */
-async function checkPage(label, url, { simd }) {
+async function checkPage(label, url, { simd, consumerDir }) {
   const context = await browser.newContext();
   const page = await context.newPage();
   const consoleErrors = [];
@@ -255,19 +262,19 @@ async function checkPage(label, url, { simd }) {
     checkResult(label, JSON.parse(text), { simd });
 
     const which = simd ? 'simd' : 'baseline';
+    // The bytes the tarball installed into this consumer: bundlers rename the file, not its content.
+    const expectedSha = sha256(readFileSync(join(consumerDir, `node_modules/posenc/dist/posenc_${which}.wasm`)));
     const fetched = [];
     for (const w of wasm) {
-      const res = await w.response;
-      fetched.push({
-        url: w.url,
-        type: res?.headers()['content-type'],
-        sha: res ? sha256(await res.body()) : null,
-      });
+      // Bounded: the body of a response the page never reads may never finish loading.
+      const res = await withTimeout(w.response, 5000);
+      const body = res && (await withTimeout(res.body(), 5000).catch(() => null));
+      fetched.push({ url: w.url, type: res?.headers()['content-type'], sha: body ? sha256(body) : null });
     }
     for (const f of fetched) console.log(`# ${label}: fetched ${new URL(f.url).pathname}`);
     check(
       `${label}: exactly one .wasm requested, the ${which} build, as application/wasm`,
-      fetched.length === 1 && fetched[0].sha === WASM_SHA[which] && fetched[0].type === 'application/wasm',
+      fetched.length === 1 && fetched[0].sha === expectedSha && fetched[0].type === 'application/wasm',
       JSON.stringify(fetched),
     );
     check(`${label}: no console errors`, consoleErrors.length === 0, consoleErrors.join('\n'));
@@ -280,7 +287,9 @@ async function checkPage(label, url, { simd }) {
 async function viteConsumer() {
   const dir = await prepare('vite', tarball);
   const vite = binOf(dir, 'vite');
-  await run(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: dir });
+  const built = await run(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: dir });
+  const viteLog = (built.stdout + built.stderr).trim();
+  check('vite build: no warnings', viteLog === '', viteLog);
   const assets = readdirSync(join(dir, 'dist/assets'));
   check(
     'vite build: both .wasm builds emitted as assets',
@@ -294,8 +303,8 @@ async function viteConsumer() {
     url: `http://127.0.0.1:${port}/`,
   });
   try {
-    await checkPage('vite build + preview', `http://127.0.0.1:${port}/`, { simd: true });
-    await checkPage('vite build + preview ?simd=0', `http://127.0.0.1:${port}/?simd=0`, { simd: false });
+    await checkPage('vite build + preview', `http://127.0.0.1:${port}/`, { simd: true, consumerDir: dir });
+    await checkPage('vite build + preview ?simd=0', `http://127.0.0.1:${port}/?simd=0`, { simd: false, consumerDir: dir });
   } finally {
     await server.stop();
   }
@@ -306,7 +315,7 @@ async function viteConsumer() {
     url: `http://127.0.0.1:${port}/`,
   });
   try {
-    await checkPage('vite dev server', `http://127.0.0.1:${port}/`, { simd: true });
+    await checkPage('vite dev server', `http://127.0.0.1:${port}/`, { simd: true, consumerDir: dir });
   } finally {
     await server.stop();
   }
@@ -317,13 +326,15 @@ const STRICT_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; ob
 
 async function webpackConsumer() {
   const dir = await prepare('webpack', tarball);
-  await run(process.execPath, [binOf(dir, 'webpack-cli'), '--no-stats'], { cwd: dir });
+  const built = await run(process.execPath, [binOf(dir, 'webpack-cli'), '--stats', 'errors-warnings'], { cwd: dir });
+  const webpackLog = (built.stdout + built.stderr).trim();
+  check('webpack build: no warnings', /compiled successfully/.test(webpackLog) && !/WARNING/.test(webpackLog), webpackLog);
   const wasmFiles = readdirSync(join(dir, 'dist')).filter((f) => f.endsWith('.wasm'));
   check('webpack build: .wasm emitted as asset modules', wasmFiles.length === 2, wasmFiles.join(', '));
   const server = await serveStatic(join(dir, 'dist'), { headers: { 'Content-Security-Policy': STRICT_CSP } });
   try {
-    await checkPage('webpack (CSP)', server.url, { simd: true });
-    await checkPage('webpack (CSP) ?simd=0', `${server.url}?simd=0`, { simd: false });
+    await checkPage('webpack (CSP)', server.url, { simd: true, consumerDir: dir });
+    await checkPage('webpack (CSP) ?simd=0', `${server.url}?simd=0`, { simd: false, consumerDir: dir });
   } finally {
     await server.close();
   }
@@ -339,8 +350,8 @@ async function plainConsumer() {
   console.log(`# plain: Content-Security-Policy: ${csp}`);
   const server = await serveStatic(dir, { headers: { 'Content-Security-Policy': csp } });
   try {
-    await checkPage('plain page + import map (CSP)', server.url, { simd: true });
-    await checkPage('plain page + import map (CSP) ?simd=0', `${server.url}?simd=0`, { simd: false });
+    await checkPage('plain page + import map (CSP)', server.url, { simd: true, consumerDir: dir });
+    await checkPage('plain page + import map (CSP) ?simd=0', `${server.url}?simd=0`, { simd: false, consumerDir: dir });
   } finally {
     await server.close();
   }
@@ -411,7 +422,10 @@ try {
   if (tarball) {
     for (const name of selected) {
       if (BROWSER_CONSUMERS.includes(name) && !browser) {
-        browser = await attempt('launch Chromium', () => launchChromium());
+        browser = await attempt('launch Chromium', async () => {
+          ({ launchChromium, serveStatic } = await import('../browser/launch.mjs'));
+          return launchChromium();
+        });
         if (!browser) break;
       }
       const t0 = Date.now();
