@@ -168,19 +168,9 @@ void gemm_impl(const float* a, std::int64_t lda, std::int64_t m, const PackedMat
   if (kSimd) {
     for (; i + kGemmRows <= m; i += kGemmRows)
       rows_simd<4>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
-    switch (m - i) {
-      case 3:
-        rows_simd<3>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
-        break;
-      case 2:
-        rows_simd<2>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
-        break;
-      case 1:
-        rows_simd<1>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
-        break;
-      default:
-        break;
-    }
+    // Tail rows one at a time: fewer kernel instances keep the wasm small (the tail is < 4 rows).
+    for (; i < m; ++i)
+      rows_simd<1>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
     return;
   }
 #endif

@@ -2,7 +2,6 @@
 #include "posenc/model.hpp"
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -30,12 +29,53 @@ bool parse_int(const std::string& s, std::int64_t lo, std::int64_t hi, std::int6
   return true;
 }
 
+// A decimal number ("1e-05", "5.656854249492381", "-0.5"): digits, optional fraction and
+// exponent. Not strtod, which would pull long-double arithmetic into the wasm (about 12 KB);
+// exact for up to 15 significant digits and |exponent| <= 22 (then one correctly rounded
+// multiply or divide by an exact power of ten), within an ulp or two otherwise.
 bool parse_double(const std::string& s, double* out) {
-  if (s.empty() || s.size() > 64) return false;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !std::isfinite(v)) return false;
-  *out = v;
+  std::size_t i = 0;
+  const bool negative = i < s.size() && s[i] == '-';
+  if (negative || (i < s.size() && s[i] == '+')) ++i;
+  double mantissa = 0.0;
+  int digits = 0, exponent = 0;
+  bool any = false;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, any = true) {
+    if (digits < 17) {
+      mantissa = mantissa * 10.0 + (s[i] - '0');
+      if (mantissa > 0.0) ++digits;
+    } else {
+      ++exponent;
+    }
+  }
+  if (i < s.size() && s[i] == '.') {
+    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, any = true) {
+      if (digits < 17) {
+        mantissa = mantissa * 10.0 + (s[i] - '0');
+        if (mantissa > 0.0) ++digits;
+        --exponent;
+      }
+    }
+  }
+  if (!any) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    const bool negative_exponent = i < s.size() && s[i] == '-';
+    if (negative_exponent || (i < s.size() && s[i] == '+')) ++i;
+    int e = 0;
+    bool exponent_digits = false;
+    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, exponent_digits = true)
+      if (e < 10000) e = e * 10 + (s[i] - '0');
+    if (!exponent_digits) return false;
+    exponent += negative_exponent ? -e : e;
+  }
+  if (i != s.size()) return false;
+  double power = 1.0;
+  for (int k = exponent < 0 ? -exponent : exponent; k > 0 && power < 1e300; --k)
+    power *= 10.0;
+  double v = exponent < 0 ? mantissa / power : mantissa * power;
+  if (!std::isfinite(v)) return false;
+  *out = negative ? -v : v;
   return true;
 }
 
