@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # `npm test`: builds and runs every test suite. Each step prints its own runner's summary.
 #  1. native Catch2 suite (g++), and again under AddressSanitizer + UndefinedBehaviorSanitizer
-#  2. the same Catch2 suite compiled to wasm (SIMD and baseline) and run by Node through ctest
-#  3. the npm package build (dist/), its node:test suites, and tsc --strict over index.d.ts
+#  2. the libFuzzer targets (clang), about a minute each from the committed seed corpus
+#  3. the same Catch2 suite compiled to wasm (SIMD and baseline) and run by Node through ctest
+#  4. the npm package build (dist/), its node:test suites, and tsc --strict over index.d.ts
+#  5. the packed tarball installed into Node, Vite, webpack and plain-page consumers (Chromium)
+#  6. the demo page built and driven end to end in Chromium
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
