@@ -1,5 +1,9 @@
 // Type declarations of the posenc package (written by hand; checked with tsc --strict in tests).
 
+import type { LayerApi } from './layer.js';
+
+export * from './layer.js';
+
 /** A preset name: each reproduces one framework's table exactly (to float32 rounding). */
 export type PresetName =
   | 'vaswani'
@@ -127,7 +131,7 @@ export interface Encoder {
 }
 
 /** A loaded posenc instance. Instances are independent (each has its own wasm memory). */
-export interface Posenc {
+export interface Posenc extends LayerApi {
   /** True when the wasm SIMD build runs, false for the baseline build. */
   readonly simd: boolean;
   /** The named presets and what each reproduces. */

@@ -2,6 +2,8 @@
 // Data flows one way: options -> validated spec -> calls into wasm over bounded chunks -> copies
 // into JS-owned arrays. Nothing returned to the caller is a view of wasm memory.
 
+import { attachLayerApi } from './layer.js';
+
 const LAYOUTS = ['interleaved', 'split'];
 const FREQUENCIES = ['paper', 'half'];
 const ODD = ['paper', 'zero-pad', 'reject'];
@@ -567,7 +569,9 @@ export function createApi(Module, { simd }) {
     ),
   );
 
-  return { simd, presets, encode, addTo, concat, shift, encoder, _module: Module };
+  const api = { simd, presets, encode, addTo, concat, shift, encoder, _module: Module };
+  attachLayerApi(api, Module); // encoderLayer() and loadModel(): bindings/js/layer.js
+  return api;
 }
 
 // The wasm SIMD probe (the same module wasm-feature-detect validates: i32.const 0; i8x16.splat;
