@@ -185,6 +185,8 @@ async function prepare(name, tarball) {
     recursive: true,
     filter: (src) => !/[\\/](node_modules|dist)$/.test(src),
   });
+  // What every consumer runs once it has posenc (shared/exercise.mjs, and the browsers' page).
+  cpSync(join(here, 'shared'), join(dir, 'shared'), { recursive: true });
   const pkgPath = join(dir, 'package.json');
   const pkg = JSON.parse(readFileSync(pkgPath, 'utf8'));
   const devDependencies = pkg.devDependencies ?? {};

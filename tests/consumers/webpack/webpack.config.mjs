@@ -22,7 +22,7 @@ class EmitIndexHtml {
 
 export default {
   mode: 'production',
-  entry: './src/main.js',
+  entry: './shared/page.mjs',
   output: { path: join(here, 'dist'), filename: 'main.js', clean: true },
   plugins: [new EmitIndexHtml()],
 };
