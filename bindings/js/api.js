@@ -2,6 +2,7 @@
 // Data flows one way: options -> validated spec -> calls into wasm over bounded chunks -> copies
 // into JS-owned arrays. Nothing returned to the caller is a view of wasm memory.
 
+import { checkOptionsObject, describe, typeError } from './check.js';
 import { attachLayerApi } from './layer.js';
 
 const LAYOUTS = ['interleaved', 'split'];
@@ -23,20 +24,6 @@ const ROW_OPTIONS = ['offset', 'positions', 'paddingMask', 'paddingIdx'];
 // Status codes of posenc::Status (cpp/include/posenc/status.hpp) that are type errors rather
 // than range errors never reach here: the JS layer checks types first.
 const STATUS_OK = 0;
-
-function describe(value) {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an Array';
-  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name}`;
-  if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 20))}`;
-  if (typeof value === 'bigint') return `the BigInt ${value}n`;
-  return String(value);
-}
-
-function typeError(fn, name, expected, value) {
-  return new TypeError(`posenc.${fn}: ${name} must be ${expected}, got ${describe(value)}`);
-}
 
 function rangeError(fn, name, expected, value) {
   return new RangeError(`posenc.${fn}: ${name} must be ${expected}, got ${describe(value)}`);
@@ -82,21 +69,6 @@ function checkFloat32Array(fn, name, value) {
   }
   return value;
 }
-
-function checkOptionsObject(fn, options, allowed) {
-  if (options === undefined) return EMPTY;
-  if (options === null || typeof options !== 'object' || Array.isArray(options) || ArrayBuffer.isView(options)) {
-    throw typeError(fn, 'options', 'an object', options);
-  }
-  for (const key of Object.keys(options)) {
-    if (!allowed.has(key)) {
-      throw new TypeError(`posenc.${fn}: unknown option '${key}' (allowed: ${[...allowed].join(', ')})`);
-    }
-  }
-  return options;
-}
-
-const EMPTY = Object.freeze({});
 
 function checkEnum(fn, name, value, allowed) {
   if (typeof value !== 'string') throw typeError(fn, name, `one of '${allowed.join("', '")}'`, value);

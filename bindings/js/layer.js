@@ -3,7 +3,11 @@
 // naming the argument); data is copied into wasm memory for one call and copied out into new
 // JS-owned arrays, so nothing returned is a view of wasm memory (memory growth would detach it).
 
+import { checkOptionsObject, describe, typeError } from './check.js';
+
 const ACTIVATIONS = ['relu', 'gelu'];
+const LAYER_FORWARD_OPTIONS = new Set(['causal', 'keyPaddingMask']);
+const MODEL_FORWARD_OPTIONS = new Set(['causal', 'keyPaddingMask', 'positionalEncoding', 'pe']);
 const STATUS_OK = 0;
 // posenc::LayerStatus codes that are range errors of the caller's data (the rest are plain
 // Errors: out of memory, not ready).
@@ -15,17 +19,6 @@ const LAYER_NAMES = [
   'norm1.weight', 'norm1.bias', 'norm2.weight', 'norm2.bias',
 ];
 
-function describe(value) {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an Array';
-  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name}`;
-  if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 20))}`;
-  return String(value);
-}
-
-const typeError = (fn, name, expected, value) =>
-  new TypeError(`posenc.${fn}: ${name} must be ${expected}, got ${describe(value)}`);
 const rangeError = (fn, name, message) => new RangeError(`posenc.${fn}: ${name}: ${message}`);
 
 function checkInt(fn, name, value, min, max) {
@@ -34,19 +27,6 @@ function checkInt(fn, name, value, min, max) {
     throw new RangeError(`posenc.${fn}: ${name} must be an integer from ${min} to ${max}, got ${value}`);
   }
   return value;
-}
-
-function checkOptions(fn, options, allowed) {
-  if (options === undefined) return {};
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw typeError(fn, 'options', 'an object', options);
-  }
-  for (const key of Object.keys(options)) {
-    if (!allowed.includes(key)) {
-      throw new TypeError(`posenc.${fn}: unknown option "${key}" (allowed: ${allowed.join(', ')})`);
-    }
-  }
-  return options;
 }
 
 /** A key-padding mask as bytes (1 = hide that key), or null. */
@@ -169,7 +149,7 @@ export function attachLayerApi(api, Module) {
     const layer = wrap('encoderLayer', handle, {
       forward(h, x, options) {
         const f = 'encoderLayer.forward';
-        const o = checkOptions(f, options, ['causal', 'keyPaddingMask']);
+        const o = checkOptionsObject(f, options, LAYER_FORWARD_OPTIONS);
         if (!(x instanceof Float32Array)) throw typeError(f, 'x', 'a Float32Array (L x dModel, row-major)', x);
         if (x.length === 0 || x.length % dModel !== 0) {
           throw new RangeError(`posenc.${f}: x must hold L x ${dModel} floats with L >= 1, got ${x.length}`);
@@ -233,7 +213,7 @@ export function attachLayerApi(api, Module) {
     const model = wrap('model', handle, {
       forward(h, tokens, options) {
         const f = 'model.forward';
-        const o = checkOptions(f, options, ['causal', 'keyPaddingMask', 'positionalEncoding', 'pe']);
+        const o = checkOptionsObject(f, options, MODEL_FORWARD_OPTIONS);
         if (!(tokens instanceof Int32Array) && !Array.isArray(tokens)) {
           throw typeError(f, 'tokens', 'an Int32Array or an Array of token ids', tokens);
         }
