@@ -78,15 +78,8 @@ class Parser {
       skip_space();
       out->items.emplace_back();
       if (!value(&out->items.back(), depth + 1)) return false;
-      skip_space();
-      if (p_ >= end_) return false;
-      if (*p_ == ',') {
-        ++p_;
-        continue;
-      }
-      if (*p_ != '}') return false;
-      ++p_;
-      return true;
+      const Next next = after_item('}');
+      if (next != Next::more) return next == Next::closed;
     }
   }
 
@@ -102,16 +95,21 @@ class Parser {
       skip_space();
       out->items.emplace_back();
       if (!value(&out->items.back(), depth + 1)) return false;
-      skip_space();
-      if (p_ >= end_) return false;
-      if (*p_ == ',') {
-        ++p_;
-        continue;
-      }
-      if (*p_ != ']') return false;
-      ++p_;
-      return true;
+      const Next next = after_item(']');
+      if (next != Next::more) return next == Next::closed;
     }
+  }
+
+  enum class Next { more, closed, error };
+
+  // After an object member or array element: ',' (another follows), `close` (the container
+  // ends), or anything else (an error). Consumes the separator.
+  Next after_item(char close) {
+    skip_space();
+    if (p_ >= end_) return Next::error;
+    const char c = *p_++;
+    if (c == ',') return Next::more;
+    return c == close ? Next::closed : Next::error;
   }
 
   static int hex(char c) {
