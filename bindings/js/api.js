@@ -462,9 +462,6 @@ export function createApi(Module, { simd }) {
     typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((handle) => handle.delete()) : null;
 
   function encoder(options) {
-    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw typeError('encoder', 'options', 'an object with at least { dim }', options);
-    }
     const o = checkOptionsObject('encoder', options, ENCODER_OPTIONS);
     if (o.dim === undefined) throw new TypeError('posenc.encoder: options.dim is required');
     const spec = resolveSpec('encoder', o.dim, o);
