@@ -107,6 +107,43 @@ std::shared_ptr<const detail::RotationTable> Encoder::rotation_table() const {
   return table;
 }
 
+const float* AnchorCache::anchors(double a, const double* w) {
+  std::int64_t slot = 0;
+  for (std::int64_t k = 0; k < slots_; ++k) {
+    if (starts_[k] == a) {
+      used_[k] = ++clock_;
+      return values_.get() + 2 * k * stride_;
+    }
+    if (used_[k] < used_[slot]) slot = k;
+  }
+  float* s = values_.get() + 2 * slot * stride_;
+  detail::kernel::anchors(w, stride_, a, s, s + stride_);
+  starts_[slot] = a;
+  used_[slot] = ++clock_;
+  return s;
+}
+
+std::unique_ptr<AnchorCache> Encoder::make_anchor_cache() const {
+  if (status_ != Status::ok) return nullptr;
+  std::unique_ptr<AnchorCache> cache(new (std::nothrow) AnchorCache());
+  if (!cache) return nullptr;
+  const std::int64_t stride = static_cast<std::int64_t>(padded_frequencies_.size());
+  // At most 8 blocks and 64 KB of anchors (at least one block).
+  const std::int64_t slots = std::clamp<std::int64_t>(8192 / stride, 1, 8);
+  cache->owner_ = this;
+  cache->stride_ = stride;
+  cache->slots_ = slots;
+  cache->values_.reset(new (std::nothrow) float[static_cast<std::size_t>(2 * slots * stride)]);
+  cache->starts_.reset(new (std::nothrow) double[static_cast<std::size_t>(slots)]);
+  cache->used_.reset(new (std::nothrow) std::uint64_t[static_cast<std::size_t>(slots)]);
+  if (!cache->values_ || !cache->starts_ || !cache->used_) return nullptr;
+  for (std::int64_t k = 0; k < slots; ++k) {
+    cache->starts_[k] = -1.0;
+    cache->used_[k] = 0;
+  }
+  return cache;
+}
+
 Status Encoder::check(const RowPositions& rows, std::size_t len, std::int64_t width) const {
   if (status_ != Status::ok) return status_;
   if (Status s = validate(spec_, rows); s != Status::ok) return s;
@@ -126,7 +163,8 @@ Status Encoder::check(const RowPositions& rows, std::size_t len, std::int64_t wi
 //   < 2^-31, its rounding <= 2u: <= 3u.
 // - add_to: the same values, then one rounding of out * scale and one of the sum, as the
 //   reference does.
-Status Encoder::run(const RowPositions& rows, const detail::RowTarget& t) const {
+Status Encoder::run(const RowPositions& rows, const detail::RowTarget& t,
+                    AnchorCache* cache) const {
   detail::RowLayout L;
   L.sines = columns_.sines;
   L.cosines = columns_.cosines;
@@ -156,19 +194,27 @@ Status Encoder::run(const RowPositions& rows, const detail::RowTarget& t) const 
 
   const double last = detail::row_position(rows, rows.count - 1);
   const std::int64_t B = block_rows_;
-  if (rows.positions == nullptr && rows.count >= kBulkMinRows &&
+  const bool cached = cache != nullptr && cache->owner_ == this && rows.count < kBulkMinRows;
+  if (rows.positions == nullptr && (rows.count >= kBulkMinRows || cached) &&
       std::max(last, static_cast<double>(B)) * w[0] <= kBulkAngleLimit) {
     const auto table = rotation_table();
-    std::unique_ptr<float[]> anchor(new (std::nothrow) float[static_cast<std::size_t>(2 * stride)]);
-    if (!table || !anchor) return Status::out_of_memory;
-    float* sa = anchor.get();
-    float* ca = sa + stride;
+    std::unique_ptr<float[]> anchor;
+    if (!cached) anchor.reset(new (std::nothrow) float[static_cast<std::size_t>(2 * stride)]);
+    if (!table || (!cached && !anchor)) return Status::out_of_memory;
     for (std::int64_t r = 0; r < rows.count;) {
       // Rows r.. share the block of absolute positions a .. a + B - 1, a = p - (floor(p) mod B).
       const double p = detail::row_position(rows, r);
       const std::int64_t j0 = static_cast<std::int64_t>(p) % B;
       const std::int64_t n = std::min(B - j0, rows.count - r);
-      detail::kernel::anchors(w, stride, p - static_cast<double>(j0), sa, ca);
+      const double a = p - static_cast<double>(j0);
+      const float* sa = nullptr;
+      if (cached) {
+        sa = cache->anchors(a, w);
+      } else {
+        detail::kernel::anchors(w, stride, a, anchor.get(), anchor.get() + stride);
+        sa = anchor.get();
+      }
+      const float* ca = sa + stride;
       for (std::int64_t j = j0; j < j0 + n; ++j, ++r) {
         float* row = row_out(r);
         if (detail::is_zero_row(rows, r)) {
@@ -217,17 +263,18 @@ Status Encoder::encode_reference(const RowPositions& rows, float* out, std::size
       });
 }
 
-Status Encoder::encode(const RowPositions& rows, float* out, std::size_t out_len) const {
+Status Encoder::encode(const RowPositions& rows, float* out, std::size_t out_len,
+                       AnchorCache* cache) const {
   if (Status s = check(rows, out_len, spec_.dim); s != Status::ok) return s;
   if (out == nullptr) return Status::size_mismatch;
   detail::RowTarget t;
   t.out = out;
   t.stride = spec_.dim;
-  return run(rows, t);
+  return run(rows, t, cache);
 }
 
 Status Encoder::add_to(const RowPositions& rows, float scale, float* embeddings,
-                       std::size_t embeddings_len) const {
+                       std::size_t embeddings_len, AnchorCache* cache) const {
   if (Status s = check(rows, embeddings_len, spec_.dim); s != Status::ok) return s;
   if (!std::isfinite(scale)) return Status::invalid_scale;
   if (embeddings == nullptr) return Status::size_mismatch;
@@ -236,12 +283,12 @@ Status Encoder::add_to(const RowPositions& rows, float scale, float* embeddings,
   t.stride = spec_.dim;
   t.add = true;
   t.scale = scale;
-  return run(rows, t);
+  return run(rows, t, cache);
 }
 
 Status Encoder::concat(const RowPositions& rows, const float* embeddings,
                        std::size_t embeddings_len, std::int64_t embedding_dim, float* out,
-                       std::size_t out_len) const {
+                       std::size_t out_len, AnchorCache* cache) const {
   if (status_ != Status::ok) return status_;
   if (embedding_dim < 1 || embedding_dim > kMaxElements - spec_.dim) return Status::invalid_dim;
   const std::int64_t width = embedding_dim + spec_.dim;
@@ -256,7 +303,7 @@ Status Encoder::concat(const RowPositions& rows, const float* embeddings,
   t.offset = embedding_dim;
   t.embeddings = embeddings;
   t.embedding_dim = embedding_dim;
-  return run(rows, t);
+  return run(rows, t, cache);
 }
 
 Status encode(const Spec& spec, const RowPositions& rows, float* out, std::size_t out_len) {

@@ -144,6 +144,67 @@ TEST_CASE("encode with an offset equals the rows of encode from 0", "[encode]") 
   }
 }
 
+TEST_CASE("calls of a few rows with an anchor cache equal the bulk rows bit for bit", "[encode]") {
+  // Several interleaved decoding streams (more than the cache holds, so slots get replaced),
+  // one to three rows per call, at positions from 0 to 2^24.
+  for (std::int64_t dim : {1, 5, 34, 512}) {
+    for (const Spec& spec : all_specs(dim)) {
+      INFO(oracle::describe(spec));
+      const Encoder enc(spec);
+      REQUIRE(enc.status() == Status::ok);
+      auto cache = enc.make_anchor_cache();
+      REQUIRE(cache);
+      const double starts[] = {0, 1000, 1048576, 16777216 - 150, 63, 64, 127, 5000, 77777, 3};
+      const std::int64_t span = 140;
+      std::vector<std::vector<float>> bulk;
+      for (double s : starts) {
+        RowPositions all;
+        all.count = span;
+        all.first_position = s;
+        std::vector<float> full(static_cast<std::size_t>(span * dim));
+        REQUIRE(enc.encode(all, full.data(), full.size()) == Status::ok);
+        bulk.push_back(std::move(full));
+      }
+      std::vector<std::int64_t> next(std::size(starts), 0);
+      std::mt19937 rng(static_cast<std::uint32_t>(dim));
+      bool all_equal = true;
+      for (int call = 0; call < 400; ++call) {
+        const std::size_t k = static_cast<std::size_t>(call) % std::size(starts);
+        const std::int64_t n = std::min<std::int64_t>(1 + call % 3, span - next[k]);
+        if (n <= 0) continue;
+        RowPositions rows;
+        rows.count = n;
+        rows.first_position = starts[k] + static_cast<double>(next[k]);
+        std::vector<float> got(static_cast<std::size_t>(n * dim), 9.0f);
+        REQUIRE(enc.encode(rows, got.data(), got.size(), cache.get()) == Status::ok);
+        all_equal =
+            all_equal && std::equal(got.begin(), got.end(), bulk[k].begin() + next[k] * dim);
+        // add_to through the cache: emb * scale + the same row.
+        std::vector<float> emb(got.size(), 0.25f);
+        REQUIRE(enc.add_to(rows, 2.0f, emb.data(), emb.size(), cache.get()) == Status::ok);
+        for (std::size_t i = 0; i < emb.size(); ++i)
+          all_equal =
+              all_equal && emb[i] == 0.5f + bulk[k][static_cast<std::size_t>(next[k] * dim) + i];
+        next[k] += n;
+      }
+      CHECK(all_equal);
+      // A cache made by another encoder is bypassed, not misused.
+      Spec other = spec;
+      other.base = 500.0;
+      const Encoder enc2(other);
+      if (enc2.status() == Status::ok) {
+        RowPositions one;
+        one.count = 1;
+        one.first_position = 5.0;
+        std::vector<float> a(static_cast<std::size_t>(dim)), b(a.size());
+        REQUIRE(enc2.encode(one, a.data(), a.size(), cache.get()) == Status::ok);
+        REQUIRE(enc2.encode(one, b.data(), b.size()) == Status::ok);
+        CHECK(a == b);
+      }
+    }
+  }
+}
+
 TEST_CASE("zero rows are zero and the rest keep their positions", "[encode]") {
   Spec spec = preset_spec(Preset::fairseq, 8);
   const std::uint8_t mask[] = {1, 0, 0, 1, 0};

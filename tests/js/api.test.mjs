@@ -48,6 +48,41 @@ for (const simd of [true, false]) {
       assert.ok(maxAbsDiff(part, full.subarray(200 * 34)) <= 2 * BOUND);
     });
 
+    test('incremental decoding: one-row calls equal the bulk rows bit for bit, several streams at once', () => {
+      for (const preset of ['vaswani', 'whisper', 'fairseq']) {
+        const dim = 512;
+        const enc = pe.encoder({ dim, preset });
+        const starts = [0, 1000, 2 ** 20, 2 ** 24 - 100, 61, 5000, 123457, 9, 777, 2 ** 23];
+        const span = 100;
+        const bulk = starts.map((offset) => enc.encode(span, { offset }));
+        const row = new Float32Array(dim);
+        const emb = new Float32Array(dim);
+        for (let k = 0; k < span; k++) {
+          for (let s = 0; s < starts.length; s++) {
+            const want = bulk[s].subarray(k * dim, (k + 1) * dim);
+            const viaEncoder = enc.encode(1, { offset: starts[s] + k, out: row });
+            assert.deepEqual(viaEncoder, want, `${preset} stream ${s} row ${k}`);
+            assert.deepEqual(pe.encode(1, dim, { preset, offset: starts[s] + k }), want);
+            emb.fill(0.5);
+            enc.addTo(emb, { offset: starts[s] + k, scale: 2 });
+            for (let c = 0; c < dim; c++) assert.equal(emb[c], Math.fround(1 + want[c]));
+          }
+        }
+        // and within the precision bound of float64
+        const spec = { dim, layout: 'interleaved', frequencies: 'paper', odd: 'paper', base: 10000, minTimescale: 1 };
+        if (preset === 'vaswani') {
+          const positions = starts.map((s) => s + span - 1);
+          const got = pe.encode(positions.length, dim, { positions });
+          assert.ok(maxAbsDiff(got, oracleTable(spec, positions)) <= BOUND);
+          for (let s = 0; s < starts.length; s++) {
+            const last = bulk[s].subarray((span - 1) * dim);
+            assert.ok(maxAbsDiff(last, oracleTable(spec, [positions[s]])) <= BOUND);
+          }
+        }
+        enc.dispose();
+      }
+    });
+
     test('large tables go through the chunked path intact', () => {
       const length = 5000;
       const dim = 64;

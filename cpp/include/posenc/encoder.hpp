@@ -8,7 +8,10 @@
 //   (sin, cos)(a w) rotated by (sin, cos)(j w). The anchor (a) is computed per block in float64;
 //   the j table (block_rows() x frequencies, float32) is built on the first such call and shared
 //   by copies of the Encoder. A row's value depends only on its position, never on the call.
-// - Fewer rows, explicit positions: one float64-reduced float32 sincos per element.
+// - Fewer rows with an AnchorCache (incremental decoding): the same angle addition, with the
+//   block anchors kept in the cache between calls, so a row equals the bulk call's row bit for
+//   bit and costs a rotation per element (plus one anchor per block_rows() positions).
+// - Fewer rows without a cache, explicit positions: one float64-reduced float32 sincos per element.
 // - Angles above 2^31 (only with large min_timescale or positions beyond 2^24): libm per element.
 #pragma once
 
@@ -27,6 +30,32 @@ struct RotationTable;
 struct RowTarget;
 }  // namespace detail
 
+class Encoder;
+
+// Anchors of recently used blocks, kept between calls of a few consecutive rows (incremental
+// decoding, up to a few sequences at once). Made by Encoder::make_anchor_cache() for that
+// encoder; passing it to another encoder is allowed and simply bypasses it. Not thread-safe:
+// use one per thread. Holds at most 8 blocks and about 64 KB.
+class AnchorCache {
+ public:
+  AnchorCache(const AnchorCache&) = delete;
+  AnchorCache& operator=(const AnchorCache&) = delete;
+
+ private:
+  friend class Encoder;
+  AnchorCache() = default;
+  // Sines then cosines of block start a (stride floats each), computing them on a miss.
+  const float* anchors(double a, const double* w);
+
+  const Encoder* owner_ = nullptr;
+  std::int64_t stride_ = 0;
+  std::int64_t slots_ = 0;
+  std::unique_ptr<float[]> values_;        // slots_ x (2 * stride_)
+  std::unique_ptr<double[]> starts_;       // block start of each slot, -1 when empty
+  std::unique_ptr<std::uint64_t[]> used_;  // last use, for least-recently-used replacement
+  std::uint64_t clock_ = 0;
+};
+
 class Encoder {
  public:
   // An encoder for spec; check status() (validate(spec)) before any other call.
@@ -38,20 +67,27 @@ class Encoder {
   // w_i for each sine column i, float64 (frequency()).
   const std::vector<double>& frequencies() const { return frequencies_; }
 
-  // Same contracts as the free functions in encode.hpp.
-  Status encode(const RowPositions& rows, float* out, std::size_t out_len) const;
+  // Same contracts as the free functions in encode.hpp. With a cache made by this encoder,
+  // calls of fewer than 16 consecutive rows take the angle-addition path too, reusing the
+  // cache's anchors: every row then equals the bulk path's row bit for bit.
+  Status encode(const RowPositions& rows, float* out, std::size_t out_len,
+                AnchorCache* cache = nullptr) const;
   Status add_to(const RowPositions& rows, float scale, float* embeddings,
-                std::size_t embeddings_len) const;
+                std::size_t embeddings_len, AnchorCache* cache = nullptr) const;
   Status concat(const RowPositions& rows, const float* embeddings, std::size_t embeddings_len,
-                std::int64_t embedding_dim, float* out, std::size_t out_len) const;
+                std::int64_t embedding_dim, float* out, std::size_t out_len,
+                AnchorCache* cache = nullptr) const;
   Status encode_reference(const RowPositions& rows, float* out, std::size_t out_len) const;
+
+  // A cache for this encoder (nullptr when out of memory or when status() is not ok).
+  std::unique_ptr<AnchorCache> make_anchor_cache() const;
 
   // Rows per angle-addition block (64, fewer for dim > 4096 so the table stays near 1 MB).
   std::int64_t block_rows() const { return block_rows_; }
 
  private:
   Status check(const RowPositions& rows, std::size_t len, std::int64_t width) const;
-  Status run(const RowPositions& rows, const detail::RowTarget& target) const;
+  Status run(const RowPositions& rows, const detail::RowTarget& target, AnchorCache* cache) const;
   std::shared_ptr<const detail::RotationTable> rotation_table() const;
 
   Spec spec_;
