@@ -192,8 +192,38 @@ export function createApi(Module, { simd }) {
       shiftMatrix: (k, out, len) => Module._posenc_encoder_shift_matrix(ptr, k, out, len),
       shiftBlocks: (k, out, len) => Module._posenc_encoder_shift_blocks(ptr, k, out, len),
       sines: () => Module._posenc_encoder_sines(ptr),
-      delete: () => Module._posenc_encoder_destroy(ptr),
+      live: true,
+      delete() {
+        this.live = false;
+        Module._posenc_encoder_destroy(ptr);
+      },
     };
+  }
+
+  // The last spec options seen by the free functions and what they resolved to: repeated calls
+  // with the same options (one row per call in incremental decoding) skip resolveSpec and the
+  // handle cache's key string. Only options that passed validation are remembered.
+  let lastSpec = null;
+  function specAndHandle(fn, dim, o) {
+    const m = lastSpec;
+    if (
+      m !== null &&
+      m.dim === dim &&
+      m.preset === o.preset &&
+      m.base === o.base &&
+      m.minTimescale === o.minTimescale &&
+      m.layout === o.layout &&
+      m.frequencies === o.frequencies &&
+      m.odd === o.odd &&
+      m.handle.live
+    ) {
+      return m;
+    }
+    const spec = resolveSpec(fn, dim, o);
+    const handle = cachedHandle(fn, spec);
+    const { preset, base, minTimescale, layout, frequencies, odd } = o;
+    lastSpec = { dim, preset, base, minTimescale, layout, frequencies, odd, spec, handle };
+    return lastSpec;
   }
 
   function cachedHandle(fn, s) {
@@ -427,19 +457,19 @@ export function createApi(Module, { simd }) {
 
   function encode(length, dim, options) {
     const o = checkOptionsObject('encode', options, ENCODE_OPTIONS);
-    const spec = resolveSpec('encode', dim, o);
+    const { spec, handle } = specAndHandle('encode', dim, o);
     checkLength('encode', length, dim);
     const rows = resolveRows('encode', spec, length, o);
-    return runEncode('encode', cachedHandle('encode', spec), spec, length, rows, o.out);
+    return runEncode('encode', handle, spec, length, rows, o.out);
   }
 
   function addTo(embeddings, dim, options) {
     const o = checkOptionsObject('addTo', options, ADD_OPTIONS);
-    const spec = resolveSpec('addTo', dim, o);
+    const { spec, handle } = specAndHandle('addTo', dim, o);
     const length = checkEmbeddings('addTo', embeddings, dim);
     const scale = checkScale('addTo', o);
     const rows = resolveRows('addTo', spec, length, o);
-    return runAddTo('addTo', cachedHandle('addTo', spec), spec, embeddings, rows, scale);
+    return runAddTo('addTo', handle, spec, embeddings, rows, scale);
   }
 
   function concat(embeddings, dim, peDim, options) {

@@ -83,6 +83,32 @@ for (const simd of [true, false]) {
       }
     });
 
+    test('repeated free-function calls follow option changes and handle-cache evictions', () => {
+      const spec = (dim, layout = 'interleaved') => ({ dim, layout, frequencies: 'paper', odd: 'paper', base: 10000, minTimescale: 1 });
+      const first = pe.encode(3, 8, { offset: 5 });
+      assert.ok(maxAbsDiff(first, oracleTable(spec(8), [5, 6, 7])) <= BOUND);
+      // same options object shape, other values: each must be honoured
+      assert.ok(maxAbsDiff(pe.encode(1, 8, { offset: 5, layout: 'split' }), oracleTable(spec(8, 'split'), [5])) <= BOUND);
+      assert.ok(maxAbsDiff(pe.encode(1, 8, { offset: 5, base: 100 }), oracleTable({ ...spec(8), base: 100 }, [5])) <= BOUND);
+      assert.ok(maxAbsDiff(pe.encode(1, 10, { offset: 5 }), oracleTable(spec(10), [5])) <= BOUND);
+      // evict every cached encoder (more dims than the cache holds), then the first spec again
+      for (let d = 20; d < 60; d++) pe.encode(1, d, { offset: 5 });
+      assert.deepEqual(pe.encode(3, 8, { offset: 5 }), first);
+      const emb = new Float32Array(8);
+      for (let d = 20; d < 60; d++) pe.addTo(new Float32Array(d), d);
+      assert.deepEqual(pe.addTo(emb, 8, { offset: 5 }), first.subarray(0, 8));
+      // evictions by calls that do not go through the remembered spec (shift, concat)
+      pe.encode(3, 8, { offset: 5 });
+      for (let d = 20; d < 60; d += 2) pe.shift(1, d, { form: 'blocks' });
+      assert.deepEqual(pe.encode(3, 8, { offset: 5 }), first);
+      for (let d = 20; d < 40; d++) pe.concat(new Float32Array(2), 2, d);
+      assert.deepEqual(pe.addTo(new Float32Array(8), 8, { offset: 5 }), first.subarray(0, 8));
+      // a bad value after a good call is still refused
+      assert.throws(() => pe.encode(1, 8, { offset: 5, base: -1 }), RangeError);
+      assert.throws(() => pe.encode(1, 8.5, { offset: 5 }), RangeError);
+      assert.deepEqual(pe.encode(3, 8, { offset: 5 }), first);
+    });
+
     test('large tables go through the chunked path intact', () => {
       const length = 5000;
       const dim = 64;
