@@ -88,6 +88,33 @@ function torchPeer() {
   }
 }
 
+/** Issue 5's targets from benchLayer's rows: the tiny layer faster than onnxruntime-web, the
+ * small one no slower, and both within 4e-6 of PyTorch and never worse than onnxruntime-web. */
+function layerTargets(rows) {
+  const targets = [];
+  for (const [name, label, strict] of [
+    ['tiny-post-relu', 'tiny layer', true],
+    ['small-post-relu', 'small layer', false],
+  ]) {
+    const ours = rows.find((r) => r.case === name && r.impl.startsWith('posenc'));
+    const ort = rows.find((r) => r.case === name && r.impl.startsWith('onnxruntime-web'));
+    if (!ours || !ort) continue;
+    const speedup = ort.ms / ours.ms;
+    targets.push({
+      target: `${label}: ${strict ? 'faster than' : 'no slower than'} onnxruntime-web (ORT ms / posenc ms)`,
+      value: speedup,
+      ok: strict ? speedup > 1 : speedup >= 1,
+    });
+    targets.push({ target: `${label}: max error vs PyTorch <= 4e-6`, value: ours.err, ok: ours.err <= 4e-6 });
+    targets.push({
+      target: `${label}: error no worse than onnxruntime-web's (${ort.err.toExponential(2)})`,
+      value: ours.err,
+      ok: ours.err <= ort.err,
+    });
+  }
+  return targets;
+}
+
 const result = { env, encode: [], baseline: [], small: [], targets: [], layer: null };
 
 if (!only || only === 'encode') {
@@ -108,7 +135,7 @@ if ((!only || only === 'layer') && existsSync(join(here, 'layer.mjs'))) {
 }
 
 result.targets = checkTargets(result.encode, result.small);
-if (result.layer?.targets) result.targets.push(...result.layer.targets);
+if (result.layer) result.targets.push(...layerTargets(result.layer));
 log('\n== targets');
 for (const t of result.targets) {
   log(`${t.ok ? 'MET   ' : 'MISSED'} ${t.target} (${typeof t.value === 'number' ? t.value.toPrecision(3) : t.value})`);
