@@ -126,8 +126,9 @@ export function createApi(Module, { simd }) {
   const handleCache = new Map();
   const HANDLE_CACHE_SIZE = 16;
 
-  function resolveSpec(fn, dim, options) {
-    checkNumber(fn, 'dim', dim, { integer: true, min: 1, max: MAX_DIM });
+  // dimName is the name of the caller's argument that holds the encoding's width (peDim for concat).
+  function resolveSpec(fn, dim, options, dimName = 'dim') {
+    checkNumber(fn, dimName, dim, { integer: true, min: 1, max: MAX_DIM });
     const presetName = options.preset === undefined ? 'vaswani' : options.preset;
     if (typeof presetName !== 'string') throw typeError(fn, 'preset', `one of '${presetNames.join("', '")}'`, presetName);
     const preset = presetsByName.get(presetName);
@@ -160,10 +161,10 @@ export function createApi(Module, { simd }) {
     }
     if (options.odd !== undefined) spec.odd = checkEnum(fn, 'odd', options.odd, ODD);
     if (dim < spec.minDim) {
-      throw new RangeError(`posenc.${fn}: dim must be at least ${spec.minDim} for preset '${preset.name}', got ${dim}`);
+      throw new RangeError(`posenc.${fn}: ${dimName} must be at least ${spec.minDim} for preset '${preset.name}', got ${dim}`);
     }
     if (spec.odd === 2 && dim % 2 !== 0) {
-      throw new RangeError(`posenc.${fn}: dim must be even for ${options.odd === 'reject' ? "odd: 'reject'" : `preset '${preset.name}'`}, got ${dim}`);
+      throw new RangeError(`posenc.${fn}: ${dimName} must be even for ${options.odd === 'reject' ? "odd: 'reject'" : `preset '${preset.name}'`}, got ${dim}`);
     }
     return spec;
   }
@@ -444,7 +445,7 @@ export function createApi(Module, { simd }) {
   function concat(embeddings, dim, peDim, options) {
     const o = checkOptionsObject('concat', options, CONCAT_OPTIONS);
     checkNumber('concat', 'dim', dim, { integer: true, min: 1, max: MAX_ELEMENTS });
-    const spec = resolveSpec('concat', peDim, o);
+    const spec = resolveSpec('concat', peDim, o, 'peDim');
     const length = checkEmbeddings('concat', embeddings, dim);
     checkLength('concat', length, dim + peDim);
     const rows = resolveRows('concat', spec, length, o);
