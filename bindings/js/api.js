@@ -36,11 +36,13 @@ function checkNumber(fn, name, value, { integer = false, min = -Infinity, max = 
   }
   const bounds =
     above !== undefined
-      ? `greater than ${above}`
+      ? ` greater than ${above}`
       : max === Infinity
-        ? `at least ${min}`
-        : `from ${min} to ${max}`;
-  const what = `${integer ? 'an integer' : 'a finite number'} ${bounds}`;
+        ? min === -Infinity
+          ? ''
+          : ` at least ${min}`
+        : ` from ${min} to ${max}`;
+  const what = `${integer ? 'an integer' : 'a finite number'}${bounds}`;
   if (!Number.isFinite(value) || (integer && !Number.isInteger(value))) {
     throw rangeError(fn, name, what, value);
   }
@@ -106,14 +108,14 @@ export function createApi(Module, { simd }) {
   let scratchBytes = 0;
   // wasm32 memory tops out at 2 GB here; larger byte counts would also wrap in malloc's argument.
   const MAX_ALLOCATION = 2 ** 31 - 65536;
-  function scratch(bytes) {
+  function scratch(fn, bytes) {
     if (bytes > scratchBytes) {
       if (bytes > MAX_ALLOCATION) {
-        throw new RangeError(`posenc: this request needs ${bytes} bytes of wasm memory, more than the 2 GB wasm32 can hold`);
+        throw new RangeError(`posenc.${fn}: this request needs ${bytes} bytes of wasm memory, more than the 2 GB wasm32 can hold`);
       }
       const ptr = Module._malloc(bytes);
       if (!ptr) {
-        throw new RangeError(`posenc: cannot allocate ${bytes} bytes of wasm memory for this request`);
+        throw new RangeError(`posenc.${fn}: cannot allocate ${bytes} bytes of wasm memory for this request`);
       }
       if (scratchPtr) Module._free(scratchPtr);
       scratchPtr = ptr;
@@ -317,7 +319,7 @@ export function createApi(Module, { simd }) {
     const dataBytes = Math.ceil((chunkRows * rowFloats * 4) / 16) * 16; // keeps positions 8-aligned
     const positionBytes = rows.positions ? chunkRows * 8 : 0;
     const zeroBytes = rows.zeroRows ? chunkRows : 0;
-    const base = scratch(dataBytes + positionBytes + zeroBytes + 16);
+    const base = scratch(fn, dataBytes + positionBytes + zeroBytes + 16);
     const dataPtr = base;
     const positionsPtr = rows.positions ? base + dataBytes : 0;
     const zeroPtr = rows.zeroRows ? base + dataBytes + positionBytes : 0;
@@ -388,8 +390,12 @@ export function createApi(Module, { simd }) {
       );
     }
     const n = form === 'blocks' ? 2 * handle.sines() : spec.dim * spec.dim;
-    if (n > MAX_ELEMENTS) throw new RangeError(`posenc.${fn}: a ${spec.dim} x ${spec.dim} matrix is too large; use form: 'blocks'`);
-    const ptr = scratch(n * 4);
+    if (n * 4 > MAX_ALLOCATION) {
+      throw new RangeError(
+        `posenc.${fn}: a ${spec.dim} x ${spec.dim} matrix needs ${n * 4} bytes of wasm memory, more than the 2 GB wasm32 can hold; use form: 'blocks'`,
+      );
+    }
+    const ptr = scratch(fn, n * 4);
     const status = form === 'blocks' ? handle.shiftBlocks(k, ptr, n) : handle.shiftMatrix(k, ptr, n);
     if (status !== STATUS_OK) throw statusError(fn, status);
     return Module.HEAPF32.slice(ptr / 4, ptr / 4 + n);
