@@ -22,6 +22,19 @@ export function typeError(fn, name, expected, value) {
   return new TypeError(`posenc.${fn}: ${name} must be ${expected}, got ${describe(value)}`);
 }
 
+/** Whether a typed array's buffer was detached (transferred or structuredClone'd away). */
+export function isDetached(view) {
+  const buffer = view.buffer;
+  if (typeof buffer.detached === 'boolean') return buffer.detached;
+  if (buffer.byteLength !== 0) return false;
+  try {
+    new Uint8Array(buffer); // throws on a detached buffer, not on an empty live one
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 const EMPTY = Object.freeze({});
 
 /**

@@ -3,7 +3,7 @@
 // naming the argument); data is copied into wasm memory for one call and copied out into new
 // JS-owned arrays, so nothing returned is a view of wasm memory (memory growth would detach it).
 
-import { checkOptionsObject, describe, typeError } from './check.js';
+import { checkOptionsObject, describe, isDetached, typeError } from './check.js';
 
 const ACTIVATIONS = ['relu', 'gelu'];
 const LAYER_OPTIONS = new Set(['config', 'weights']);
@@ -46,18 +46,6 @@ function checkInt(fn, name, value, min, max) {
     throw new RangeError(`posenc.${fn}: ${name} must be an integer from ${min} to ${max}, got ${value}`);
   }
   return value;
-}
-
-function isDetached(view) {
-  const buffer = view.buffer;
-  if (typeof buffer.detached === 'boolean') return buffer.detached;
-  if (buffer.byteLength !== 0) return false;
-  try {
-    new Uint8Array(buffer); // throws on a detached buffer, not on an empty live one
-    return false;
-  } catch {
-    return true;
-  }
 }
 
 /** value must be an instance of Type (a typed array class) over a live buffer. */
