@@ -3,7 +3,8 @@
 #  1. native Catch2 suite (g++), and again under AddressSanitizer + UndefinedBehaviorSanitizer
 #  2. the libFuzzer targets (clang), about a minute each from the committed seed corpus
 #  3. the same Catch2 suite compiled to wasm (SIMD and baseline) and run by Node through ctest
-#  4. the npm package build (dist/), its node:test suites, and tsc --strict over index.d.ts
+#  4. the npm package build (dist/), its node:test suites, several instances and Web Workers in
+#     Chromium (tests/browser/), and tsc --strict over index.d.ts
 #  5. the packed tarball installed into Node, Vite, webpack and plain-page consumers (Chromium)
 #  6. the demo page built and driven end to end in Chromium
 set -euo pipefail
@@ -36,6 +37,9 @@ npm run build
 
 step "JavaScript tests (node:test, against dist/)"
 node --test tests/js/
+
+step "several instances in one page and init() in 4 Web Workers (Chromium, against dist/)"
+node --test --test-reporter=spec tests/browser/
 
 step "TypeScript declarations (tsc --noEmit --strict)"
 npx tsc -p tests/types/tsconfig.json

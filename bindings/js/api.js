@@ -2,7 +2,7 @@
 // Data flows one way: options -> validated spec -> calls into wasm over bounded chunks -> copies
 // into JS-owned arrays. Nothing returned to the caller is a view of wasm memory.
 
-import { checkOptionsObject, describe, typeError } from './check.js';
+import { checkOptionsObject, describe, isDetached, typeError } from './check.js';
 import { attachLayerApi } from './layer.js';
 
 const LAYOUTS = ['interleaved', 'split'];
@@ -36,11 +36,13 @@ function checkNumber(fn, name, value, { integer = false, min = -Infinity, max = 
   }
   const bounds =
     above !== undefined
-      ? `greater than ${above}`
+      ? ` greater than ${above}`
       : max === Infinity
-        ? `at least ${min}`
-        : `from ${min} to ${max}`;
-  const what = `${integer ? 'an integer' : 'a finite number'} ${bounds}`;
+        ? min === -Infinity
+          ? ''
+          : ` at least ${min}`
+        : ` from ${min} to ${max}`;
+  const what = `${integer ? 'an integer' : 'a finite number'}${bounds}`;
   if (!Number.isFinite(value) || (integer && !Number.isInteger(value))) {
     throw rangeError(fn, name, what, value);
   }
@@ -48,18 +50,6 @@ function checkNumber(fn, name, value, { integer = false, min = -Infinity, max = 
     throw rangeError(fn, name, what, value);
   }
   return value;
-}
-
-function isDetached(view) {
-  const buffer = view.buffer;
-  if (typeof buffer.detached === 'boolean') return buffer.detached;
-  if (buffer.byteLength !== 0) return false;
-  try {
-    new Uint8Array(buffer); // throws on a detached buffer, not on an empty live one
-    return false;
-  } catch {
-    return true;
-  }
 }
 
 function checkFloat32Array(fn, name, value) {
@@ -106,14 +96,14 @@ export function createApi(Module, { simd }) {
   let scratchBytes = 0;
   // wasm32 memory tops out at 2 GB here; larger byte counts would also wrap in malloc's argument.
   const MAX_ALLOCATION = 2 ** 31 - 65536;
-  function scratch(bytes) {
+  function scratch(fn, bytes) {
     if (bytes > scratchBytes) {
       if (bytes > MAX_ALLOCATION) {
-        throw new RangeError(`posenc: this request needs ${bytes} bytes of wasm memory, more than the 2 GB wasm32 can hold`);
+        throw new RangeError(`posenc.${fn}: this request needs ${bytes} bytes of wasm memory, more than the 2 GB wasm32 can hold`);
       }
       const ptr = Module._malloc(bytes);
       if (!ptr) {
-        throw new RangeError(`posenc: cannot allocate ${bytes} bytes of wasm memory for this request`);
+        throw new RangeError(`posenc.${fn}: cannot allocate ${bytes} bytes of wasm memory for this request`);
       }
       if (scratchPtr) Module._free(scratchPtr);
       scratchPtr = ptr;
@@ -126,8 +116,9 @@ export function createApi(Module, { simd }) {
   const handleCache = new Map();
   const HANDLE_CACHE_SIZE = 16;
 
-  function resolveSpec(fn, dim, options) {
-    checkNumber(fn, 'dim', dim, { integer: true, min: 1, max: MAX_DIM });
+  // dimName is the name of the caller's argument that holds the encoding's width (peDim for concat).
+  function resolveSpec(fn, dim, options, dimName = 'dim') {
+    checkNumber(fn, dimName, dim, { integer: true, min: 1, max: MAX_DIM });
     const presetName = options.preset === undefined ? 'vaswani' : options.preset;
     if (typeof presetName !== 'string') throw typeError(fn, 'preset', `one of '${presetNames.join("', '")}'`, presetName);
     const preset = presetsByName.get(presetName);
@@ -160,10 +151,10 @@ export function createApi(Module, { simd }) {
     }
     if (options.odd !== undefined) spec.odd = checkEnum(fn, 'odd', options.odd, ODD);
     if (dim < spec.minDim) {
-      throw new RangeError(`posenc.${fn}: dim must be at least ${spec.minDim} for preset '${preset.name}', got ${dim}`);
+      throw new RangeError(`posenc.${fn}: ${dimName} must be at least ${spec.minDim} for preset '${preset.name}', got ${dim}`);
     }
     if (spec.odd === 2 && dim % 2 !== 0) {
-      throw new RangeError(`posenc.${fn}: dim must be even for ${options.odd === 'reject' ? "odd: 'reject'" : `preset '${preset.name}'`}, got ${dim}`);
+      throw new RangeError(`posenc.${fn}: ${dimName} must be even for ${options.odd === 'reject' ? "odd: 'reject'" : `preset '${preset.name}'`}, got ${dim}`);
     }
     return spec;
   }
@@ -347,7 +338,7 @@ export function createApi(Module, { simd }) {
     const dataBytes = Math.ceil((chunkRows * rowFloats * 4) / 16) * 16; // keeps positions 8-aligned
     const positionBytes = rows.positions ? chunkRows * 8 : 0;
     const zeroBytes = rows.zeroRows ? chunkRows : 0;
-    const base = scratch(dataBytes + positionBytes + zeroBytes + 16);
+    const base = scratch(fn, dataBytes + positionBytes + zeroBytes + 16);
     const dataPtr = base;
     const positionsPtr = rows.positions ? base + dataBytes : 0;
     const zeroPtr = rows.zeroRows ? base + dataBytes + positionBytes : 0;
@@ -418,8 +409,12 @@ export function createApi(Module, { simd }) {
       );
     }
     const n = form === 'blocks' ? 2 * handle.sines() : spec.dim * spec.dim;
-    if (n > MAX_ELEMENTS) throw new RangeError(`posenc.${fn}: a ${spec.dim} x ${spec.dim} matrix is too large; use form: 'blocks'`);
-    const ptr = scratch(n * 4);
+    if (n * 4 > MAX_ALLOCATION) {
+      throw new RangeError(
+        `posenc.${fn}: a ${spec.dim} x ${spec.dim} matrix needs ${n * 4} bytes of wasm memory, more than the 2 GB wasm32 can hold; use form: 'blocks'`,
+      );
+    }
+    const ptr = scratch(fn, n * 4);
     const status = form === 'blocks' ? handle.shiftBlocks(k, ptr, n) : handle.shiftMatrix(k, ptr, n);
     if (status !== STATUS_OK) throw statusError(fn, status);
     return Module.HEAPF32.slice(ptr / 4, ptr / 4 + n);
@@ -475,7 +470,7 @@ export function createApi(Module, { simd }) {
   function concat(embeddings, dim, peDim, options) {
     const o = checkOptionsObject('concat', options, CONCAT_OPTIONS);
     checkNumber('concat', 'dim', dim, { integer: true, min: 1, max: MAX_ELEMENTS });
-    const spec = resolveSpec('concat', peDim, o);
+    const spec = resolveSpec('concat', peDim, o, 'peDim');
     const length = checkEmbeddings('concat', embeddings, dim);
     checkLength('concat', length, dim + peDim);
     const rows = resolveRows('concat', spec, length, o);

@@ -1,12 +1,18 @@
 // Argument checks shared by the encoding API (api.js) and the layer API (layer.js): every error
 // names the function, the argument and what is allowed.
 
+const article = (name) => (/^[AEIOU]/.test(name) ? `an ${name}` : `a ${name}`);
+
 /** A short description of a bad value for error messages. */
 export function describe(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an Array';
-  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name}`;
-  if (typeof value === 'object') return 'an object';
+  if (ArrayBuffer.isView(value)) return article(value.constructor.name);
+  if (typeof value === 'object') {
+    // An ArrayBuffer, a Map...: say which; plain objects are 'an object'.
+    const name = Object.getPrototypeOf(value)?.constructor?.name;
+    return name && name !== 'Object' ? article(name) : 'an object';
+  }
   if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 20))}`;
   if (typeof value === 'bigint') return `the BigInt ${value}n`;
   return String(value);
@@ -14,6 +20,19 @@ export function describe(value) {
 
 export function typeError(fn, name, expected, value) {
   return new TypeError(`posenc.${fn}: ${name} must be ${expected}, got ${describe(value)}`);
+}
+
+/** Whether a typed array's buffer was detached (transferred or structuredClone'd away). */
+export function isDetached(view) {
+  const buffer = view.buffer;
+  if (typeof buffer.detached === 'boolean') return buffer.detached;
+  if (buffer.byteLength !== 0) return false;
+  try {
+    new Uint8Array(buffer); // throws on a detached buffer, not on an empty live one
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 const EMPTY = Object.freeze({});

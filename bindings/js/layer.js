@@ -3,15 +3,20 @@
 // naming the argument); data is copied into wasm memory for one call and copied out into new
 // JS-owned arrays, so nothing returned is a view of wasm memory (memory growth would detach it).
 
-import { checkOptionsObject, describe, typeError } from './check.js';
+import { checkOptionsObject, describe, isDetached, typeError } from './check.js';
 
 const ACTIVATIONS = ['relu', 'gelu'];
+const LAYER_OPTIONS = new Set(['config', 'weights']);
+const CONFIG_FIELDS = new Set(['dModel', 'heads', 'ffDim', 'normFirst', 'activation', 'layerNormEps']);
 const LAYER_FORWARD_OPTIONS = new Set(['causal', 'keyPaddingMask']);
 const MODEL_FORWARD_OPTIONS = new Set(['causal', 'keyPaddingMask', 'positionalEncoding', 'pe']);
 const STATUS_OK = 0;
-// posenc::LayerStatus codes that are range errors of the caller's data (the rest are plain
-// Errors: out of memory, not ready).
-const RANGE_STATUSES = new Set([1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13]);
+// posenc::LayerStatus codes that are range errors of the caller's data or size, out_of_memory (14)
+// included, as for the encoding API (the rest are plain Errors: not ready).
+const RANGE_STATUSES = new Set([1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14]);
+// wasm32 memory tops out at 2 GB; the workspace of a forward is checked against it before the
+// call, so no buffer size can wrap around in the core's 32-bit size_t.
+const MAX_WASM_BYTES = 2 ** 31 - 65536;
 
 const LAYER_NAMES = [
   'self_attn.in_proj_weight', 'self_attn.in_proj_bias', 'self_attn.out_proj.weight',
@@ -19,7 +24,21 @@ const LAYER_NAMES = [
   'norm1.weight', 'norm1.bias', 'norm2.weight', 'norm2.bias',
 ];
 
-const rangeError = (fn, name, message) => new RangeError(`posenc.${fn}: ${name}: ${message}`);
+/** Element count and shape (for messages) of each tensor of a layer. */
+function tensorLengths(d, ff) {
+  const shapes = {
+    'self_attn.in_proj_weight': [3 * d * d, `3 dModel x dModel`],
+    'self_attn.in_proj_bias': [3 * d, `3 dModel`],
+    'self_attn.out_proj.weight': [d * d, `dModel x dModel`],
+    'self_attn.out_proj.bias': [d, 'dModel'],
+    'linear1.weight': [ff * d, 'ffDim x dModel'],
+    'linear1.bias': [ff, 'ffDim'],
+    'linear2.weight': [d * ff, 'dModel x ffDim'],
+    'linear2.bias': [d, 'dModel'],
+  };
+  for (const n of ['norm1.weight', 'norm1.bias', 'norm2.weight', 'norm2.bias']) shapes[n] = [d, 'dModel'];
+  return shapes;
+}
 
 function checkInt(fn, name, value, min, max) {
   if (typeof value !== 'number') throw typeError(fn, name, 'an integer number', value);
@@ -29,16 +48,55 @@ function checkInt(fn, name, value, min, max) {
   return value;
 }
 
-/** A key-padding mask as bytes (1 = hide that key), or null. */
+/** value must be an instance of Type (a typed array class) over a live buffer. */
+function checkArray(fn, name, value, Type, expected) {
+  if (!(value instanceof Type)) throw typeError(fn, name, expected, value);
+  if (isDetached(value)) throw new TypeError(`posenc.${fn}: ${name} is backed by a detached ArrayBuffer`);
+  return value;
+}
+
+/**
+ * A key-padding mask as bytes (1 = hide that key), or null. Entries are 0, 1, false or true, as
+ * for the encoding API's paddingMask.
+ */
 function maskBytes(fn, mask, length) {
   if (mask === undefined || mask === null) return null;
-  if (!(mask instanceof Uint8Array) && !Array.isArray(mask)) {
-    throw typeError(fn, 'keyPaddingMask', 'a Uint8Array or an Array of booleans', mask);
+  const typed = ArrayBuffer.isView(mask) && !(mask instanceof DataView) &&
+    !(mask instanceof BigInt64Array) && !(mask instanceof BigUint64Array);
+  if (!typed && !Array.isArray(mask)) {
+    throw typeError(fn, 'keyPaddingMask', 'an Array or typed array of 0/1 or booleans', mask);
+  }
+  if (typed && isDetached(mask)) {
+    throw new TypeError(`posenc.${fn}: keyPaddingMask is backed by a detached ArrayBuffer`);
   }
   if (mask.length !== length) {
     throw new RangeError(`posenc.${fn}: keyPaddingMask must have ${length} entries (one per token), got ${mask.length}`);
   }
-  return Uint8Array.from(mask, (v) => (v ? 1 : 0));
+  const bytes = new Uint8Array(length);
+  for (let i = 0; i < length; i++) {
+    const m = mask[i];
+    if (m !== 0 && m !== 1 && m !== true && m !== false) {
+      throw new RangeError(`posenc.${fn}: keyPaddingMask[${i}] must be 0, 1, false or true (1 = hide that key), got ${describe(m)}`);
+    }
+    bytes[i] = m ? 1 : 0;
+  }
+  return bytes;
+}
+
+/**
+ * Refuses a forward whose workspace (in floats: x, out and 5 more L x dModel buffers, qkv
+ * L x 3 dModel, the feed-forward L x ffDim, the attention heads x L x L) cannot fit in wasm32
+ * memory. Without this, heads x L x L above 2^32 floats would wrap in the core's size_t.
+ */
+function checkWorkspace(fn, name, length, { dModel, heads, ffDim }, layers = 1) {
+  const perLayer = 8 * length * dModel + length * ffDim + heads * length * length;
+  const floats = layers * perLayer + 3 * length * dModel;
+  if (floats * 4 > MAX_WASM_BYTES) {
+    throw new RangeError(
+      `posenc.${fn}: ${name} with ${length} rows needs ${Math.ceil((floats * 4) / 2 ** 20)} MB of wasm memory ` +
+        `(attention: ${heads} heads x ${length} x ${length}), more than the 2 GB wasm32 can hold`,
+    );
+  }
 }
 
 function errorFrom(fn, handle, status) {
@@ -92,9 +150,15 @@ export function attachLayerApi(api, Module) {
     return Module.HEAPF32.slice(ptr / 4, ptr / 4 + count);
   }
 
-  api.encoderLayer = function encoderLayer({ config, weights } = {}) {
+  api.encoderLayer = function encoderLayer(options) {
     const fn = 'encoderLayer';
+    const { config, weights } = checkOptionsObject(fn, options, LAYER_OPTIONS);
     if (config === null || typeof config !== 'object') throw typeError(fn, 'config', 'an object', config);
+    for (const key of Object.keys(config)) {
+      if (!CONFIG_FIELDS.has(key)) {
+        throw new TypeError(`posenc.${fn}: unknown config field '${key}' (allowed: ${[...CONFIG_FIELDS].join(', ')})`);
+      }
+    }
     const dModel = checkInt(fn, 'config.dModel', config.dModel, 1, 8192);
     const heads = checkInt(fn, 'config.heads', config.heads, 1, 256);
     const ffDim = checkInt(fn, 'config.ffDim', config.ffDim, 1, 65536);
@@ -104,6 +168,7 @@ export function attachLayerApi(api, Module) {
     const normFirst = config.normFirst ?? false;
     if (typeof normFirst !== 'boolean') throw typeError(fn, 'config.normFirst', 'a boolean', normFirst);
     const activation = config.activation ?? 'relu';
+    if (typeof activation !== 'string') throw typeError(fn, 'config.activation', "'relu' or 'gelu'", activation);
     if (!ACTIVATIONS.includes(activation)) {
       throw new RangeError(`posenc.${fn}: config.activation must be 'relu' or 'gelu', got ${describe(activation)}`);
     }
@@ -112,15 +177,24 @@ export function attachLayerApi(api, Module) {
     if (!Number.isFinite(eps) || eps < 0) {
       throw new RangeError(`posenc.${fn}: config.layerNormEps must be a finite number >= 0, got ${eps}`);
     }
-    if (weights === null || typeof weights !== 'object') throw typeError(fn, 'weights', 'an object of Float32Arrays', weights);
+    if (weights === null || typeof weights !== 'object' || Array.isArray(weights) || ArrayBuffer.isView(weights)) {
+      throw typeError(fn, 'weights', 'an object of Float32Arrays', weights);
+    }
+    // Like option names, tensor names are part of the API: unknown or missing ones are TypeErrors;
+    // a tensor of the wrong length is a RangeError that says the length expected.
     for (const [name, value] of Object.entries(weights)) {
       if (!LAYER_NAMES.includes(name)) {
-        throw new RangeError(`posenc.${fn}: weights["${name}"] is not a tensor of nn.TransformerEncoderLayer (expected ${LAYER_NAMES.join(', ')})`);
+        throw new TypeError(`posenc.${fn}: weights["${name}"] is not a tensor of nn.TransformerEncoderLayer (expected ${LAYER_NAMES.join(', ')})`);
       }
-      if (!(value instanceof Float32Array)) throw typeError(fn, `weights["${name}"]`, 'a Float32Array', value);
+      checkArray(fn, `weights["${name}"]`, value, Float32Array, 'a Float32Array');
     }
+    const lengths = tensorLengths(dModel, ffDim);
     for (const name of LAYER_NAMES) {
-      if (!(name in weights)) throw new RangeError(`posenc.${fn}: weights["${name}"] is missing`);
+      if (!(name in weights)) throw new TypeError(`posenc.${fn}: weights["${name}"] is missing`);
+      const [count, shape] = lengths[name];
+      if (weights[name].length !== count) {
+        throw new RangeError(`posenc.${fn}: weights["${name}"] must hold ${shape} = ${count} floats, got ${weights[name].length}`);
+      }
     }
 
     const handle = new Module.LayerHandle();
@@ -150,7 +224,7 @@ export function attachLayerApi(api, Module) {
       forward(h, x, options) {
         const f = 'encoderLayer.forward';
         const o = checkOptionsObject(f, options, LAYER_FORWARD_OPTIONS);
-        if (!(x instanceof Float32Array)) throw typeError(f, 'x', 'a Float32Array (L x dModel, row-major)', x);
+        checkArray(f, 'x', x, Float32Array, 'a Float32Array (L x dModel, row-major)');
         if (x.length === 0 || x.length % dModel !== 0) {
           throw new RangeError(`posenc.${f}: x must hold L x ${dModel} floats with L >= 1, got ${x.length}`);
         }
@@ -159,10 +233,14 @@ export function attachLayerApi(api, Module) {
         const causal = o.causal ?? false;
         if (typeof causal !== 'boolean') throw typeError(f, 'causal', 'a boolean', causal);
         const mask = maskBytes(f, o.keyPaddingMask, length);
-        const xp = alloc(f, x.length * 4);
-        const op = alloc(f, x.length * 4);
-        const mp = mask ? alloc(f, mask.length) : 0;
+        checkWorkspace(f, 'x', length, frozen);
+        let xp = 0;
+        let op = 0;
+        let mp = 0;
         try {
+          xp = alloc(f, x.length * 4);
+          op = alloc(f, x.length * 4);
+          if (mask) mp = alloc(f, mask.length);
           Module.HEAPF32.set(x, xp / 4);
           if (mask) Module.HEAPU8.set(mask, mp);
           const status = h.forward(xp, length, causal, mp, op);
@@ -183,7 +261,7 @@ export function attachLayerApi(api, Module) {
 
   api.loadModel = function loadModel(bytes) {
     const fn = 'loadModel';
-    if (!(bytes instanceof Uint8Array)) throw typeError(fn, 'bytes', 'a Uint8Array (.safetensors file)', bytes);
+    checkArray(fn, 'bytes', bytes, Uint8Array, 'a Uint8Array (.safetensors file)');
     const handle = new Module.ModelHandle();
     let info;
     try {
@@ -217,6 +295,7 @@ export function attachLayerApi(api, Module) {
         if (!(tokens instanceof Int32Array) && !Array.isArray(tokens)) {
           throw typeError(f, 'tokens', 'an Int32Array or an Array of token ids', tokens);
         }
+        if (!Array.isArray(tokens)) checkArray(f, 'tokens', tokens, Int32Array, 'an Int32Array');
         const length = tokens.length;
         if (length < 1 || length > 8192) {
           throw new RangeError(`posenc.${f}: tokens must hold 1 to 8192 ids, got ${length}`);
@@ -224,6 +303,7 @@ export function attachLayerApi(api, Module) {
         const ids = new Int32Array(length);
         for (let i = 0; i < length; i++) {
           const t = tokens[i];
+          if (typeof t !== 'number') throw typeError(f, `tokens[${i}]`, 'an integer token id', t);
           if (!Number.isInteger(t) || t < 0 || t >= config.vocabSize) {
             throw new RangeError(`posenc.${f}: tokens[${i}] must be an integer id from 0 to ${config.vocabSize - 1}, got ${describe(t)}`);
           }
@@ -231,14 +311,22 @@ export function attachLayerApi(api, Module) {
         }
         const causal = o.causal ?? false;
         if (typeof causal !== 'boolean') throw typeError(f, 'causal', 'a boolean', causal);
+        if (o.positionalEncoding !== undefined && o.pe !== undefined) {
+          throw new TypeError(`posenc.${f}: give either positionalEncoding or its alias pe, not both`);
+        }
+        const peName = o.pe !== undefined ? 'pe' : 'positionalEncoding';
         const usePe = o.positionalEncoding ?? o.pe ?? true;
-        if (typeof usePe !== 'boolean') throw typeError(f, 'positionalEncoding', 'a boolean', usePe);
+        if (typeof usePe !== 'boolean') throw typeError(f, peName, 'a boolean', usePe);
         const mask = maskBytes(f, o.keyPaddingMask, length);
+        checkWorkspace(f, 'tokens', length, config, config.numLayers);
         const n = length * config.numClasses;
-        const tp = alloc(f, length * 4);
-        const op = alloc(f, n * 4);
-        const mp = mask ? alloc(f, length) : 0;
+        let tp = 0;
+        let op = 0;
+        let mp = 0;
         try {
+          tp = alloc(f, length * 4);
+          op = alloc(f, n * 4);
+          if (mask) mp = alloc(f, length);
           Module.HEAP32.set(ids, tp / 4);
           if (mask) Module.HEAPU8.set(mask, mp);
           const status = h.forward(tp, length, causal, mp, usePe, op);
@@ -249,6 +337,7 @@ export function attachLayerApi(api, Module) {
         }
       },
       attention(h, layer) {
+        if (layer !== undefined) checkInt('model.attention', 'layer', layer, 0, config.numLayers - 1);
         const l = h.attentionLength();
         const per = config.heads * l * l;
         if (l === 0) return null;
@@ -259,7 +348,6 @@ export function attachLayerApi(api, Module) {
           }
           return out;
         }
-        checkInt('model.attention', 'layer', layer, 0, config.numLayers - 1);
         return copyAttention(h, h.attentionPtr(layer), per);
       },
     });
