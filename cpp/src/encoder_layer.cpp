@@ -1,6 +1,7 @@
 // EncoderLayer: weights by state_dict name, the forward pass, masks and softmax.
 #include "posenc/encoder_layer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -134,6 +135,16 @@ LayerError EncoderLayer::check_complete() const {
 
 LayerError EncoderLayer::ensure_workspace(std::int64_t length) {
   if (length <= capacity_) return {};
+  // Element counts in 64 bits: heads * length^2 passes 2^32 long before length is large, and
+  // size_t is 32 bits in wasm32. Counts that do not fit a size_t are out of memory.
+  const std::uint64_t l64 = static_cast<std::uint64_t>(length);
+  const std::uint64_t widest = std::max<std::uint64_t>(
+      {3 * static_cast<std::uint64_t>(config_.d_model), static_cast<std::uint64_t>(config_.ff_dim),
+       static_cast<std::uint64_t>(config_.heads) * l64});
+  if (l64 > (std::uint64_t{1} << 31) || widest > (std::uint64_t{1} << 31) ||
+      l64 * widest > static_cast<std::uint64_t>(static_cast<std::size_t>(-1) / sizeof(float))) {
+    return layer_error(LayerStatus::out_of_memory, "length");
+  }
   const std::size_t l = static_cast<std::size_t>(length);
   const std::size_t d = static_cast<std::size_t>(config_.d_model);
   const std::size_t f = static_cast<std::size_t>(config_.ff_dim);
