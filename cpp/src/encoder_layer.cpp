@@ -1,6 +1,7 @@
 // EncoderLayer: weights by state_dict name, the forward pass, masks and softmax.
 #include "posenc/encoder_layer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -140,7 +141,7 @@ LayerError EncoderLayer::ensure_workspace(std::int64_t length) {
   const std::size_t h = static_cast<std::size_t>(config_.heads);
   if (!x_.resize(l * d) || !normed_.resize(l * d) || !qkv_.resize(l * 3 * d) ||
       !heads_out_.resize(l * d) || !sublayer_.resize(l * d) || !hidden_.resize(l * f) ||
-      !probs_.resize(h * l * l)) {
+      !probs_.resize(h * l * l) || !key_order_.resize(l) || !key_row_.resize(l)) {
     capacity_ = 0;
     has_attention_ = false;
     return layer_error(LayerStatus::out_of_memory, "length");
@@ -173,7 +174,37 @@ void EncoderLayer::layer_norm(const float* x, const FloatBuffer& weight, const F
   }
 }
 
-// out (L x d) = out_proj(attention(x)); the probabilities go to probs_.
+namespace {
+
+// The order in which attention visits the keys: the positions of the keys that the padding mask
+// leaves visible, sorted by the bits of their rows of x (the attention input; lexicographic
+// memcmp order), equal rows by position. Writes them to order and returns their count.
+//
+// Why: a sum over keys (the softmax denominator, probabilities times values) rounds differently
+// in a different order. Visiting keys by content, not position, makes every such sum the same
+// sequence of float operations however the tokens are permuted, so without a positional encoding
+// the layer is exactly permutation-equivariant. Equal rows give bit-identical keys and values,
+// so their relative order does not change any result.
+std::int64_t canonical_key_order(const float* x, std::int64_t length, std::int64_t d,
+                                 const std::uint8_t* key_padding_mask, std::int32_t* order) {
+  std::int64_t count = 0;
+  for (std::int64_t j = 0; j < length; ++j)
+    if (key_padding_mask == nullptr || key_padding_mask[j] == 0)
+      order[count++] = static_cast<std::int32_t>(j);
+  const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float);
+  std::sort(order, order + count, [x, d, row_bytes](std::int32_t a, std::int32_t b) {
+    const int c = std::memcmp(x + a * d, x + b * d, row_bytes);
+    return c < 0 || (c == 0 && a < b);
+  });
+  return count;
+}
+
+}  // namespace
+
+// out (L x d) = out_proj(attention(x)); the probabilities go to probs_ (natural key order).
+// Keys are visited in canonical_key_order(): scores, softmax and probabilities times values are
+// computed over the m visible keys in that order, then each probability row is scattered back to
+// key positions (hidden keys get 0).
 void EncoderLayer::self_attention(const float* x, std::int64_t length,
                                   const ForwardOptions& options, float* out) {
   const std::int64_t d = config_.d_model, heads = config_.heads, dh = d / heads;
@@ -186,34 +217,53 @@ void EncoderLayer::self_attention(const float* x, std::int64_t length,
     for (std::int64_t c = 0; c < d; ++c)
       qkv[i * 3 * d + c] /= q_scale;
 
+  std::int32_t* order = key_order_.data();
+  const std::int64_t m = canonical_key_order(x, l, d, options.key_padding_mask, order);
+  float* scattered = key_row_.data();
   for (std::int64_t h = 0; h < heads; ++h) {
     float* scores = probs_.data() + h * l * l;
-    keys_.pack_transposed(qkv + d + h * dh, l, dh, 3 * d);
+    float* head_out = heads_out_.data() + h * dh;
+    if (m == 0) {  // every key hidden: zero probabilities, zero output
+      std::memset(scores, 0, static_cast<std::size_t>(l * l) * sizeof(float));
+      for (std::int64_t i = 0; i < l; ++i)
+        std::memset(head_out + i * d, 0, static_cast<std::size_t>(dh) * sizeof(float));
+      continue;
+    }
+    // scores[i][c] = q_i . k_order[c], for the m visible keys.
+    keys_.pack_transposed(qkv + d + h * dh, m, dh, 3 * d, order);
     gemm(qkv + h * dh, 3 * d, l, keys_, nullptr, Epilogue::none, scores, l);
     for (std::int64_t i = 0; i < l; ++i) {
       float* row = scores + i * l;
-      const std::int64_t visible = options.causal ? i + 1 : l;
-      const std::uint8_t* mask = options.key_padding_mask;
+      // Causal: key order[c] is visible to query i when order[c] <= i.
+      const bool causal = options.causal;
       float max = -INFINITY;
-      for (std::int64_t j = 0; j < visible; ++j)
-        if ((mask == nullptr || mask[j] == 0) && row[j] > max) max = row[j];
+      for (std::int64_t c = 0; c < m; ++c)
+        if ((!causal || order[c] <= i) && row[c] > max) max = row[c];
       double sum = 0.0;
-      for (std::int64_t j = 0; j < l; ++j) {
-        if (j >= visible || (mask != nullptr && mask[j] != 0) || max == -INFINITY) {
-          row[j] = 0.0f;
+      for (std::int64_t c = 0; c < m; ++c) {
+        if ((causal && order[c] > i) || max == -INFINITY) {
+          row[c] = 0.0f;
           continue;
         }
-        row[j] = std::exp(row[j] - max);
-        sum += row[j];
+        row[c] = std::exp(row[c] - max);
+        sum += row[c];
       }
       if (sum > 0.0) {
         const float total = static_cast<float>(sum);
-        for (std::int64_t j = 0; j < visible; ++j)
-          row[j] /= total;
+        for (std::int64_t c = 0; c < m; ++c)
+          row[c] /= total;
       }
     }
-    values_.pack(qkv + 2 * d + h * dh, l, dh, 3 * d);
-    gemm(scores, l, l, values_, nullptr, Epilogue::none, heads_out_.data() + h * dh, d);
+    values_.pack(qkv + 2 * d + h * dh, m, dh, 3 * d, order);
+    gemm(scores, l, l, values_, nullptr, Epilogue::none, head_out, d);
+    // Back to natural key order for attention().
+    for (std::int64_t i = 0; i < l; ++i) {
+      float* row = scores + i * l;
+      std::memcpy(scattered, row, static_cast<std::size_t>(m) * sizeof(float));
+      if (m < l) std::memset(row, 0, static_cast<std::size_t>(l) * sizeof(float));
+      for (std::int64_t c = 0; c < m; ++c)
+        row[order[c]] = scattered[c];
+    }
   }
   gemm(heads_out_.data(), d, l, out_proj_, out_proj_bias_.data(), Epilogue::none, out, d);
 }

@@ -13,6 +13,14 @@
 // Masks: causal hides keys j > i from query i (PyTorch's generate_square_subsequent_mask); the
 // key-padding mask hides key j when mask[j] != 0 (PyTorch's True). A query row whose keys are all
 // hidden gets all-zero attention probabilities (PyTorch would produce NaN there).
+//
+// Permutation equivariance: the layer has no notion of position apart from the causal mask.
+// Permuting the rows of x (and the key-padding mask with them) permutes the rows of the output, and
+// both axes of attention(), bit for bit, not just to rounding: every sum over keys (softmax
+// denominator, probabilities times values) visits the keys in an order set by their content (their
+// rows of the attention input, compared as bits), never by their position. Each output row is
+// computed by the same operations wherever it sits (the GEMM's row tiles are bitwise alike; layer
+// norm, the feed-forward and the residuals are row-wise).
 #pragma once
 
 #include <cstddef>
@@ -99,6 +107,8 @@ class EncoderLayer {
   // Workspace, grown on demand.
   std::int64_t capacity_ = 0;
   FloatBuffer x_, normed_, qkv_, heads_out_, sublayer_, hidden_, probs_, packed_tmp_;
+  IndexBuffer key_order_;  // the visible keys in the order attention visits them (L entries)
+  FloatBuffer key_row_;    // one probability row while it is put back in key order (L floats)
   PackedMatrix keys_, values_;
   bool has_attention_ = false;
   std::int64_t last_length_ = 0;
