@@ -141,7 +141,7 @@ LayerError EncoderLayer::ensure_workspace(std::int64_t length) {
   const std::size_t h = static_cast<std::size_t>(config_.heads);
   if (!x_.resize(l * d) || !normed_.resize(l * d) || !qkv_.resize(l * 3 * d) ||
       !heads_out_.resize(l * d) || !sublayer_.resize(l * d) || !hidden_.resize(l * f) ||
-      !probs_.resize(h * l * l) || !key_order_.resize(l) || !key_row_.resize(l)) {
+      !probs_.resize(h * l * l) || !key_order_.resize(2 * l) || !key_row_.resize(l)) {
     capacity_ = 0;
     has_attention_ = false;
     return layer_error(LayerStatus::out_of_memory, "length");
@@ -177,26 +177,45 @@ void EncoderLayer::layer_norm(const float* x, const FloatBuffer& weight, const F
 namespace {
 
 // The order in which attention visits the keys: the positions of the keys that the padding mask
-// leaves visible, sorted by the bits of their rows of x (the attention input; lexicographic
-// memcmp order), equal rows by position. Writes them to order and returns their count.
+// leaves visible, sorted by the bits of their rows of x (the attention input; memcmp order), equal
+// rows by position. Writes them to order and returns their count; scratch holds L entries.
 //
 // Why: a sum over keys (the softmax denominator, probabilities times values) rounds differently
 // in a different order. Visiting keys by content, not position, makes every such sum the same
 // sequence of float operations however the tokens are permuted, so without a positional encoding
 // the layer is exactly permutation-equivariant. Equal rows give bit-identical keys and values,
 // so their relative order does not change any result.
+//
+// A stable bottom-up merge sort (L log2 L row comparisons, most decided by the first bytes) rather
+// than std::sort, whose instantiation costs about 5 KB of wasm.
 std::int64_t canonical_key_order(const float* x, std::int64_t length, std::int64_t d,
-                                 const std::uint8_t* key_padding_mask, std::int32_t* order) {
-  std::int64_t count = 0;
+                                 const std::uint8_t* key_padding_mask, std::int32_t* order,
+                                 std::int32_t* scratch) {
+  std::int64_t n = 0;
   for (std::int64_t j = 0; j < length; ++j)
     if (key_padding_mask == nullptr || key_padding_mask[j] == 0)
-      order[count++] = static_cast<std::int32_t>(j);
+      order[n++] = static_cast<std::int32_t>(j);
   const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float);
-  std::sort(order, order + count, [x, d, row_bytes](std::int32_t a, std::int32_t b) {
-    const int c = std::memcmp(x + a * d, x + b * d, row_bytes);
-    return c < 0 || (c == 0 && a < b);
-  });
-  return count;
+  auto before = [x, d, row_bytes](std::int32_t a, std::int32_t b) {
+    return std::memcmp(x + a * d, x + b * d, row_bytes) < 0;
+  };
+  std::int32_t* from = order;
+  std::int32_t* to = scratch;
+  for (std::int64_t width = 1; width < n; width *= 2) {
+    for (std::int64_t lo = 0; lo < n; lo += 2 * width) {
+      const std::int64_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);
+      std::int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)  // ties take the left run first: stable
+        to[k++] = before(from[j], from[i]) ? from[j++] : from[i++];
+      // One of the runs is used up; copy the rest of the other.
+      std::memcpy(to + k, from + i, static_cast<std::size_t>(mid - i) * sizeof(std::int32_t));
+      std::memcpy(to + k + (mid - i), from + j,
+                  static_cast<std::size_t>(hi - j) * sizeof(std::int32_t));
+    }
+    std::swap(from, to);
+  }
+  if (from != order) std::memcpy(order, from, static_cast<std::size_t>(n) * sizeof(std::int32_t));
+  return n;
 }
 
 }  // namespace
@@ -218,7 +237,7 @@ void EncoderLayer::self_attention(const float* x, std::int64_t length,
       qkv[i * 3 * d + c] /= q_scale;
 
   std::int32_t* order = key_order_.data();
-  const std::int64_t m = canonical_key_order(x, l, d, options.key_padding_mask, order);
+  const std::int64_t m = canonical_key_order(x, l, d, options.key_padding_mask, order, order + l);
   float* scattered = key_row_.data();
   for (std::int64_t h = 0; h < heads; ++h) {
     float* scores = probs_.data() + h * l * l;
@@ -234,18 +253,13 @@ void EncoderLayer::self_attention(const float* x, std::int64_t length,
     gemm(qkv + h * dh, 3 * d, l, keys_, nullptr, Epilogue::none, scores, l);
     for (std::int64_t i = 0; i < l; ++i) {
       float* row = scores + i * l;
-      // Causal: key order[c] is visible to query i when order[c] <= i.
-      const bool causal = options.causal;
+      const std::int64_t last = options.causal ? i : l;  // keys at positions <= last are visible
       float max = -INFINITY;
       for (std::int64_t c = 0; c < m; ++c)
-        if ((!causal || order[c] <= i) && row[c] > max) max = row[c];
-      double sum = 0.0;
+        if (order[c] <= last && row[c] > max) max = row[c];
+      double sum = 0.0;  // hidden keys add +0, which changes nothing
       for (std::int64_t c = 0; c < m; ++c) {
-        if ((causal && order[c] > i) || max == -INFINITY) {
-          row[c] = 0.0f;
-          continue;
-        }
-        row[c] = std::exp(row[c] - max);
+        row[c] = order[c] <= last && max != -INFINITY ? std::exp(row[c] - max) : 0.0f;
         sum += row[c];
       }
       if (sum > 0.0) {

@@ -27,12 +27,11 @@ bool PackedMatrix::pack_transposed(const float* w, std::int64_t n, std::int64_t 
   float* out = data_.data();
   for (std::int64_t j0 = 0; j0 < n; j0 += kGemmPanel) {
     const std::int64_t width = n - j0 < kGemmPanel ? n - j0 : kGemmPanel;
-    const float* columns[kGemmPanel] = {};
-    for (std::int64_t j = 0; j < width; ++j)
-      columns[j] = w + (rows != nullptr ? rows[j0 + j] : j0 + j) * ldw;
     for (std::int64_t kk = 0; kk < k; ++kk) {
-      for (std::int64_t j = 0; j < kGemmPanel; ++j)
-        out[j] = j < width ? columns[j][kk] : 0.0f;
+      for (std::int64_t j = 0; j < kGemmPanel; ++j) {
+        const std::int64_t row = j < width && rows != nullptr ? rows[j0 + j] : j0 + j;
+        out[j] = j < width ? w[row * ldw + kk] : 0.0f;
+      }
       out += kGemmPanel;
     }
   }

@@ -107,7 +107,7 @@ class EncoderLayer {
   // Workspace, grown on demand.
   std::int64_t capacity_ = 0;
   FloatBuffer x_, normed_, qkv_, heads_out_, sublayer_, hidden_, probs_, packed_tmp_;
-  IndexBuffer key_order_;  // the visible keys in the order attention visits them (L entries)
+  IndexBuffer key_order_;  // the visible keys in the order attention visits them, and scratch (2L)
   FloatBuffer key_row_;    // one probability row while it is put back in key order (L floats)
   PackedMatrix keys_, values_;
   bool has_attention_ = false;
