@@ -177,8 +177,9 @@ void EncoderLayer::layer_norm(const float* x, const FloatBuffer& weight, const F
 namespace {
 
 // The order in which attention visits the keys: the positions of the keys that the padding mask
-// leaves visible, sorted by the bits of their rows of x (the attention input; memcmp order), equal
-// rows by position. Writes them to order and returns their count; scratch holds L entries.
+// leaves visible, sorted by the bits of their rows of x (the attention input): by the first
+// value's bits as an unsigned integer, then by the whole row's bytes (memcmp); equal rows by
+// position. Writes them to order and returns their count; scratch holds L entries.
 //
 // Why: a sum over keys (the softmax denominator, probabilities times values) rounds differently
 // in a different order. Visiting keys by content, not position, makes every such sum the same
@@ -197,6 +198,10 @@ std::int64_t canonical_key_order(const float* x, std::int64_t length, std::int64
       order[n++] = static_cast<std::int32_t>(j);
   const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float);
   auto before = [x, d, row_bytes](std::int32_t a, std::int32_t b) {
+    std::uint32_t first_a, first_b;  // most rows differ here: no memcmp call
+    std::memcpy(&first_a, x + a * d, sizeof first_a);
+    std::memcpy(&first_b, x + b * d, sizeof first_b);
+    if (first_a != first_b) return first_a < first_b;
     return std::memcmp(x + a * d, x + b * d, row_bytes) < 0;
   };
   std::int32_t* from = order;
@@ -220,10 +225,10 @@ std::int64_t canonical_key_order(const float* x, std::int64_t length, std::int64
 
 }  // namespace
 
-// out (L x d) = out_proj(attention(x)); the probabilities go to probs_ (natural key order).
-// Keys are visited in canonical_key_order(): scores, softmax and probabilities times values are
-// computed over the m visible keys in that order, then each probability row is scattered back to
-// key positions (hidden keys get 0).
+// out (L x d) = out_proj(attention(x)). Keys are visited in canonical_key_order(): scores,
+// softmax and probabilities times values are computed over the m visible keys in that order. The
+// probabilities stay in probs_ in that order (row stride L, m entries per row) until attention()
+// asks for them.
 void EncoderLayer::self_attention(const float* x, std::int64_t length,
                                   const ForwardOptions& options, float* out) {
   const std::int64_t d = config_.d_model, heads = config_.heads, dh = d / heads;
@@ -238,7 +243,7 @@ void EncoderLayer::self_attention(const float* x, std::int64_t length,
 
   std::int32_t* order = key_order_.data();
   const std::int64_t m = canonical_key_order(x, l, d, options.key_padding_mask, order, order + l);
-  float* scattered = key_row_.data();
+  visible_keys_ = m;
   for (std::int64_t h = 0; h < heads; ++h) {
     float* scores = probs_.data() + h * l * l;
     float* head_out = heads_out_.data() + h * dh;
@@ -270,14 +275,6 @@ void EncoderLayer::self_attention(const float* x, std::int64_t length,
     }
     values_.pack(qkv + 2 * d + h * dh, m, dh, 3 * d, order);
     gemm(scores, l, l, values_, nullptr, Epilogue::none, head_out, d);
-    // Back to natural key order for attention().
-    for (std::int64_t i = 0; i < l; ++i) {
-      float* row = scores + i * l;
-      std::memcpy(scattered, row, static_cast<std::size_t>(m) * sizeof(float));
-      if (m < l) std::memset(row, 0, static_cast<std::size_t>(l) * sizeof(float));
-      for (std::int64_t c = 0; c < m; ++c)
-        row[order[c]] = scattered[c];
-    }
   }
   gemm(heads_out_.data(), d, l, out_proj_, out_proj_bias_.data(), Epilogue::none, out, d);
 }
@@ -328,8 +325,29 @@ LayerError EncoderLayer::forward(const float* x, std::size_t x_len, std::int64_t
     layer_norm(normed, norm2_weight_, norm2_bias_, length, out);
   }
   has_attention_ = true;
+  attention_in_key_order_ = false;
   last_length_ = length;
   return {};
+}
+
+const float* EncoderLayer::attention() const {
+  if (!has_attention_) return nullptr;
+  if (!attention_in_key_order_) {
+    // Each row holds the probabilities of the visible keys in visiting order: scatter them to
+    // their key positions, hidden keys 0.
+    const std::int64_t l = last_length_, m = visible_keys_;
+    const std::int32_t* order = key_order_.data();
+    float* row_copy = key_row_.data();
+    for (std::int64_t r = 0; r < config_.heads * l; ++r) {
+      float* row = probs_.data() + r * l;
+      std::memcpy(row_copy, row, static_cast<std::size_t>(m) * sizeof(float));
+      std::memset(row, 0, static_cast<std::size_t>(l) * sizeof(float));
+      for (std::int64_t c = 0; c < m; ++c)
+        row[order[c]] = row_copy[c];
+    }
+    attention_in_key_order_ = true;
+  }
+  return probs_.data();
 }
 
 }  // namespace posenc

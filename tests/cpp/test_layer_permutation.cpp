@@ -3,6 +3,7 @@
 // for bit; with the positional encoding added it does not.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -110,6 +111,15 @@ Run forward(EncoderLayer& layer, const std::vector<float>& x, std::int64_t lengt
   REQUIRE(e.ok());
   const std::size_t count = static_cast<std::size_t>(layer.config().heads * length * length);
   r.attention.assign(layer.attention(), layer.attention() + count);
+  // Not vacuous: every query's probabilities sum to 1 (each case leaves some key visible).
+  double worst = 0.0;
+  for (std::size_t row = 0; row < count; row += static_cast<std::size_t>(length)) {
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < length; ++j)
+      sum += r.attention[row + static_cast<std::size_t>(j)];
+    worst = std::max(worst, std::fabs(sum - 1.0));
+  }
+  CHECK(worst < 1e-5);
   return r;
 }
 

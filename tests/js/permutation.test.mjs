@@ -65,6 +65,17 @@ function permuteAttention(probs, heads, perm) {
   return out;
 }
 
+/** Largest |row sum - 1| of attention probabilities (rows of `length`): the checks are not vacuous. */
+function rowSumError(probs, length) {
+  let worst = 0;
+  for (let r = 0; r < probs.length; r += length) {
+    let sum = 0;
+    for (let j = 0; j < length; j++) sum += probs[r + j];
+    worst = Math.max(worst, Math.abs(sum - 1));
+  }
+  return worst;
+}
+
 /** The number of entries whose bits differ (0: bit-for-bit equal; -0 and +0 differ). */
 function bitMismatches(a, b) {
   assert.equal(a.length, b.length);
@@ -107,6 +118,7 @@ for (const simd of [true, false]) {
           const mask = padded ? Uint8Array.from({ length }, (_, j) => (j % 3 === 1 ? 1 : 0)) : undefined;
           const out = layer.forward(x, { keyPaddingMask: mask });
           const attention = layer.attention();
+          assert.ok(rowSumError(attention, length) < 1e-5, 'attention rows sum to 1');
           for (let s = 1; s <= 4; s++) {
             const perm = permutation(length, seed * 31 + s);
             const options = { keyPaddingMask: mask && permuteRows(mask, perm, 1) };
@@ -160,6 +172,7 @@ for (const simd of [true, false]) {
       const s2 = swap.map((i) => s1[i]); // the man bit the dog
       const a = model.forward(s1, { pe: false });
       const attA = model.attention();
+      assert.ok(rowSumError(attA, 5) < 1e-5, 'attention rows sum to 1');
       const b = model.forward(s2, { pe: false });
       const attB = model.attention();
       assert.equal(bitMismatches(b, permuteRows(a, swap, k)), 0, `logits, max |diff| ${maxAbsDiff(b, permuteRows(a, swap, k))}`);
