@@ -151,7 +151,7 @@ LayerError EncoderLayer::ensure_workspace(std::int64_t length) {
   const std::size_t h = static_cast<std::size_t>(config_.heads);
   if (!x_.resize(l * d) || !normed_.resize(l * d) || !qkv_.resize(l * 3 * d) ||
       !heads_out_.resize(l * d) || !sublayer_.resize(l * d) || !hidden_.resize(l * f) ||
-      !probs_.resize(h * l * l)) {
+      !probs_.resize(h * l * l) || !key_order_.resize(2 * l) || !key_row_.resize(l)) {
     capacity_ = 0;
     has_attention_ = false;
     return layer_error(LayerStatus::out_of_memory, "length");
@@ -184,7 +184,61 @@ void EncoderLayer::layer_norm(const float* x, const FloatBuffer& weight, const F
   }
 }
 
-// out (L x d) = out_proj(attention(x)); the probabilities go to probs_.
+namespace {
+
+// The order in which attention visits the keys: the positions of the keys that the padding mask
+// leaves visible, sorted by the bits of their rows of x (the attention input): by the first
+// value's bits as an unsigned integer, then by the whole row's bytes (memcmp); equal rows by
+// position. Writes them to order and returns their count; scratch holds L entries.
+//
+// Why: a sum over keys (the softmax denominator, probabilities times values) rounds differently
+// in a different order. Visiting keys by content, not position, makes every such sum the same
+// sequence of float operations however the tokens are permuted, so without a positional encoding
+// the layer is exactly permutation-equivariant. Equal rows give bit-identical keys and values,
+// so their relative order does not change any result.
+//
+// A stable bottom-up merge sort (L log2 L row comparisons, most decided by the first bytes) rather
+// than std::sort, whose instantiation costs about 5 KB of wasm.
+std::int64_t canonical_key_order(const float* x, std::int64_t length, std::int64_t d,
+                                 const std::uint8_t* key_padding_mask, std::int32_t* order,
+                                 std::int32_t* scratch) {
+  std::int64_t n = 0;
+  for (std::int64_t j = 0; j < length; ++j)
+    if (key_padding_mask == nullptr || key_padding_mask[j] == 0)
+      order[n++] = static_cast<std::int32_t>(j);
+  const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float);
+  auto before = [x, d, row_bytes](std::int32_t a, std::int32_t b) {
+    std::uint32_t first_a, first_b;  // most rows differ here: no memcmp call
+    std::memcpy(&first_a, x + a * d, sizeof first_a);
+    std::memcpy(&first_b, x + b * d, sizeof first_b);
+    if (first_a != first_b) return first_a < first_b;
+    return std::memcmp(x + a * d, x + b * d, row_bytes) < 0;
+  };
+  std::int32_t* from = order;
+  std::int32_t* to = scratch;
+  for (std::int64_t width = 1; width < n; width *= 2) {
+    for (std::int64_t lo = 0; lo < n; lo += 2 * width) {
+      const std::int64_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);
+      std::int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)  // ties take the left run first: stable
+        to[k++] = before(from[j], from[i]) ? from[j++] : from[i++];
+      // One of the runs is used up; copy the rest of the other.
+      std::memcpy(to + k, from + i, static_cast<std::size_t>(mid - i) * sizeof(std::int32_t));
+      std::memcpy(to + k + (mid - i), from + j,
+                  static_cast<std::size_t>(hi - j) * sizeof(std::int32_t));
+    }
+    std::swap(from, to);
+  }
+  if (from != order) std::memcpy(order, from, static_cast<std::size_t>(n) * sizeof(std::int32_t));
+  return n;
+}
+
+}  // namespace
+
+// out (L x d) = out_proj(attention(x)). Keys are visited in canonical_key_order(): scores,
+// softmax and probabilities times values are computed over the m visible keys in that order. The
+// probabilities stay in probs_ in that order (row stride L, m entries per row) until attention()
+// asks for them.
 void EncoderLayer::self_attention(const float* x, std::int64_t length,
                                   const ForwardOptions& options, float* out) {
   const std::int64_t d = config_.d_model, heads = config_.heads, dh = d / heads;
@@ -197,34 +251,40 @@ void EncoderLayer::self_attention(const float* x, std::int64_t length,
     for (std::int64_t c = 0; c < d; ++c)
       qkv[i * 3 * d + c] /= q_scale;
 
+  std::int32_t* order = key_order_.data();
+  const std::int64_t m = canonical_key_order(x, l, d, options.key_padding_mask, order, order + l);
+  visible_keys_ = m;
   for (std::int64_t h = 0; h < heads; ++h) {
     float* scores = probs_.data() + h * l * l;
-    keys_.pack_transposed(qkv + d + h * dh, l, dh, 3 * d);
+    float* head_out = heads_out_.data() + h * dh;
+    if (m == 0) {  // every key hidden: zero probabilities, zero output
+      std::memset(scores, 0, static_cast<std::size_t>(l * l) * sizeof(float));
+      for (std::int64_t i = 0; i < l; ++i)
+        std::memset(head_out + i * d, 0, static_cast<std::size_t>(dh) * sizeof(float));
+      continue;
+    }
+    // scores[i][c] = q_i . k_order[c], for the m visible keys.
+    keys_.pack_transposed(qkv + d + h * dh, m, dh, 3 * d, order);
     gemm(qkv + h * dh, 3 * d, l, keys_, nullptr, Epilogue::none, scores, l);
     for (std::int64_t i = 0; i < l; ++i) {
       float* row = scores + i * l;
-      const std::int64_t visible = options.causal ? i + 1 : l;
-      const std::uint8_t* mask = options.key_padding_mask;
+      const std::int64_t last = options.causal ? i : l;  // keys at positions <= last are visible
       float max = -INFINITY;
-      for (std::int64_t j = 0; j < visible; ++j)
-        if ((mask == nullptr || mask[j] == 0) && row[j] > max) max = row[j];
-      double sum = 0.0;
-      for (std::int64_t j = 0; j < l; ++j) {
-        if (j >= visible || (mask != nullptr && mask[j] != 0) || max == -INFINITY) {
-          row[j] = 0.0f;
-          continue;
-        }
-        row[j] = std::exp(row[j] - max);
-        sum += row[j];
+      for (std::int64_t c = 0; c < m; ++c)
+        if (order[c] <= last && row[c] > max) max = row[c];
+      double sum = 0.0;  // hidden keys add +0, which changes nothing
+      for (std::int64_t c = 0; c < m; ++c) {
+        row[c] = order[c] <= last && max != -INFINITY ? std::exp(row[c] - max) : 0.0f;
+        sum += row[c];
       }
       if (sum > 0.0) {
         const float total = static_cast<float>(sum);
-        for (std::int64_t j = 0; j < visible; ++j)
-          row[j] /= total;
+        for (std::int64_t c = 0; c < m; ++c)
+          row[c] /= total;
       }
     }
-    values_.pack(qkv + 2 * d + h * dh, l, dh, 3 * d);
-    gemm(scores, l, l, values_, nullptr, Epilogue::none, heads_out_.data() + h * dh, d);
+    values_.pack(qkv + 2 * d + h * dh, m, dh, 3 * d, order);
+    gemm(scores, l, l, values_, nullptr, Epilogue::none, head_out, d);
   }
   gemm(heads_out_.data(), d, l, out_proj_, out_proj_bias_.data(), Epilogue::none, out, d);
 }
@@ -275,8 +335,29 @@ LayerError EncoderLayer::forward(const float* x, std::size_t x_len, std::int64_t
     layer_norm(normed, norm2_weight_, norm2_bias_, length, out);
   }
   has_attention_ = true;
+  attention_in_key_order_ = false;
   last_length_ = length;
   return {};
+}
+
+const float* EncoderLayer::attention() const {
+  if (!has_attention_) return nullptr;
+  if (!attention_in_key_order_) {
+    // Each row holds the probabilities of the visible keys in visiting order: scatter them to
+    // their key positions, hidden keys 0.
+    const std::int64_t l = last_length_, m = visible_keys_;
+    const std::int32_t* order = key_order_.data();
+    float* row_copy = key_row_.data();
+    for (std::int64_t r = 0; r < config_.heads * l; ++r) {
+      float* row = probs_.data() + r * l;
+      std::memcpy(row_copy, row, static_cast<std::size_t>(m) * sizeof(float));
+      std::memset(row, 0, static_cast<std::size_t>(l) * sizeof(float));
+      for (std::int64_t c = 0; c < m; ++c)
+        row[order[c]] = row_copy[c];
+    }
+    attention_in_key_order_ = true;
+  }
+  return probs_.data();
 }
 
 }  // namespace posenc

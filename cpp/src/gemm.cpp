@@ -21,28 +21,31 @@ bool PackedMatrix::reserve(std::int64_t k, std::int64_t n) {
   return true;
 }
 
-bool PackedMatrix::pack_transposed(const float* w, std::int64_t n, std::int64_t k,
-                                   std::int64_t ldw) {
+bool PackedMatrix::pack_transposed(const float* w, std::int64_t n, std::int64_t k, std::int64_t ldw,
+                                   const std::int32_t* rows) {
   if (!reserve(k, n)) return false;
   float* out = data_.data();
   for (std::int64_t j0 = 0; j0 < n; j0 += kGemmPanel) {
     const std::int64_t width = n - j0 < kGemmPanel ? n - j0 : kGemmPanel;
     for (std::int64_t kk = 0; kk < k; ++kk) {
-      for (std::int64_t j = 0; j < kGemmPanel; ++j)
-        out[j] = j < width ? w[(j0 + j) * ldw + kk] : 0.0f;
+      for (std::int64_t j = 0; j < kGemmPanel; ++j) {
+        const std::int64_t row = j < width && rows != nullptr ? rows[j0 + j] : j0 + j;
+        out[j] = j < width ? w[row * ldw + kk] : 0.0f;
+      }
       out += kGemmPanel;
     }
   }
   return true;
 }
 
-bool PackedMatrix::pack(const float* b, std::int64_t k, std::int64_t n, std::int64_t ldb) {
+bool PackedMatrix::pack(const float* b, std::int64_t k, std::int64_t n, std::int64_t ldb,
+                        const std::int32_t* rows) {
   if (!reserve(k, n)) return false;
   float* out = data_.data();
   for (std::int64_t j0 = 0; j0 < n; j0 += kGemmPanel) {
     const std::int64_t width = n - j0 < kGemmPanel ? n - j0 : kGemmPanel;
     for (std::int64_t kk = 0; kk < k; ++kk) {
-      const float* row = b + kk * ldb + j0;
+      const float* row = b + (rows != nullptr ? rows[kk] : kk) * ldb + j0;
       for (std::int64_t j = 0; j < kGemmPanel; ++j)
         out[j] = j < width ? row[j] : 0.0f;
       out += kGemmPanel;

@@ -1,23 +1,26 @@
-// posenc: a float buffer that reports allocation failure instead of throwing or aborting, and is
-// padded and aligned for the SIMD kernels.
+// posenc: a buffer of floats (or of indices) that reports allocation failure instead of throwing
+// or aborting, and is padded and aligned for the SIMD kernels.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
 namespace posenc {
 
-class FloatBuffer {
+// T is a trivially copyable element type (float, std::int32_t).
+template <class T>
+class Buffer {
  public:
-  FloatBuffer() = default;
-  FloatBuffer(const FloatBuffer&) = delete;
-  FloatBuffer& operator=(const FloatBuffer&) = delete;
-  FloatBuffer(FloatBuffer&& o) noexcept : data_(o.data_), size_(o.size_) {
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& o) noexcept : data_(o.data_), size_(o.size_) {
     o.data_ = nullptr;
     o.size_ = 0;
   }
-  FloatBuffer& operator=(FloatBuffer&& o) noexcept {
+  Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       std::free(data_);
       data_ = o.data_;
@@ -27,32 +30,35 @@ class FloatBuffer {
     }
     return *this;
   }
-  ~FloatBuffer() { std::free(data_); }
+  ~Buffer() { std::free(data_); }
 
-  // Makes the buffer hold n zeroed floats (16-byte aligned, 4 floats of slack at the end).
+  // Makes the buffer hold n zeroed elements (16-byte aligned, 4 elements of slack at the end).
   // Returns false (and leaves the buffer unchanged) when n is too large or memory runs out.
   bool resize(std::size_t n) {
-    if (n > (static_cast<std::size_t>(-1) / sizeof(float)) - 64) return false;
+    if (n > (static_cast<std::size_t>(-1) / sizeof(T)) - 64) return false;
     void* p = nullptr;
-    const std::size_t bytes = ((n + 4) * sizeof(float) + 15) / 16 * 16;
+    const std::size_t bytes = ((n + 4) * sizeof(T) + 15) / 16 * 16;
     p = std::aligned_alloc(16, bytes);
     if (p == nullptr) return false;
     std::memset(p, 0, bytes);
     std::free(data_);
-    data_ = static_cast<float*>(p);
+    data_ = static_cast<T*>(p);
     size_ = n;
     return true;
   }
-  // Grows to at least n floats (contents are not kept); false when out of memory.
+  // Grows to at least n elements (contents are not kept); false when out of memory.
   bool reserve(std::size_t n) { return n <= size_ && data_ != nullptr ? true : resize(n); }
 
-  float* data() { return data_; }
-  const float* data() const { return data_; }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
   std::size_t size() const { return size_; }
 
  private:
-  float* data_ = nullptr;
+  T* data_ = nullptr;
   std::size_t size_ = 0;
 };
+
+using FloatBuffer = Buffer<float>;
+using IndexBuffer = Buffer<std::int32_t>;
 
 }  // namespace posenc

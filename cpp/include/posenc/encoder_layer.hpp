@@ -13,6 +13,14 @@
 // Masks: causal hides keys j > i from query i (PyTorch's generate_square_subsequent_mask); the
 // key-padding mask hides key j when mask[j] != 0 (PyTorch's True). A query row whose keys are all
 // hidden gets all-zero attention probabilities (PyTorch would produce NaN there).
+//
+// Permutation equivariance: the layer has no notion of position apart from the causal mask.
+// Permuting the rows of x (and the key-padding mask with them) permutes the rows of the output, and
+// both axes of attention(), bit for bit, not just to rounding: every sum over keys (softmax
+// denominator, probabilities times values) visits the keys in an order set by their content (their
+// rows of the attention input, compared as bits), never by their position. Each output row is
+// computed by the same operations wherever it sits (the GEMM's row tiles are bitwise alike; layer
+// norm, the feed-forward and the residuals are row-wise).
 #pragma once
 
 #include <cstddef>
@@ -78,8 +86,9 @@ class EncoderLayer {
                      const ForwardOptions& options, float* out, std::size_t out_len);
 
   // The attention probabilities of the last successful forward: heads x L x L, row-major
-  // ([h][query][key]); null before any forward.
-  const float* attention() const { return has_attention_ ? probs_.data() : nullptr; }
+  // ([h][query][key]); null before any forward. The forward keeps them in the order it visited
+  // the keys; the first call after a forward puts them in key order (O(heads L^2), in place).
+  const float* attention() const;
   std::int64_t attention_length() const { return has_attention_ ? last_length_ : 0; }
 
  private:
@@ -98,7 +107,13 @@ class EncoderLayer {
 
   // Workspace, grown on demand.
   std::int64_t capacity_ = 0;
-  FloatBuffer x_, normed_, qkv_, heads_out_, sublayer_, hidden_, probs_, packed_tmp_;
+  FloatBuffer x_, normed_, qkv_, heads_out_, sublayer_, hidden_, packed_tmp_;
+  IndexBuffer key_order_;  // the visible keys in the order attention visits them, and scratch (2L)
+  std::int64_t visible_keys_ = 0;
+  // attention() restores key order lazily (a cache of the last forward's probabilities, hence
+  // mutable): probs_ (heads x L x L) and one row of scratch (L floats).
+  mutable FloatBuffer probs_, key_row_;
+  mutable bool attention_in_key_order_ = false;
   PackedMatrix keys_, values_;
   bool has_attention_ = false;
   std::int64_t last_length_ = 0;

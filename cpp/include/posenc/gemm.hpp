@@ -7,6 +7,9 @@
 // multiply and one float32 add, no fused multiply-add), so their results are bitwise identical;
 // the tests check exactly that. Relative to the exact product the error is the usual
 // k * 2^-24 * sum |a||b| bound of a float32 dot product.
+// Each row of C is computed by the same operations wherever it sits among the m rows (in a 4-row
+// tile or in the tail): permuting the rows of A permutes the rows of C bit for bit, which the
+// encoder layer's permutation equivariance rests on (tested).
 #pragma once
 
 #include <cstddef>
@@ -32,10 +35,15 @@ enum class Epilogue : std::uint8_t {
 class PackedMatrix {
  public:
   // From W stored n x k row-major with row stride ldw (B = W^T): PyTorch Linear weights
-  // (out_features x in_features) and the keys of attention. False when out of memory.
-  bool pack_transposed(const float* w, std::int64_t n, std::int64_t k, std::int64_t ldw);
-  // From B stored k x n row-major with row stride ldb (the values of attention).
-  bool pack(const float* b, std::int64_t k, std::int64_t n, std::int64_t ldb);
+  // (out_features x in_features) and the keys of attention. With rows (n entries), column j of B
+  // is row rows[j] of W (a gather: attention packs its keys in a chosen order). False when out of
+  // memory.
+  bool pack_transposed(const float* w, std::int64_t n, std::int64_t k, std::int64_t ldw,
+                       const std::int32_t* rows = nullptr);
+  // From B stored k x n row-major with row stride ldb (the values of attention). With rows
+  // (k entries), row kk of B is row rows[kk] of b.
+  bool pack(const float* b, std::int64_t k, std::int64_t n, std::int64_t ldb,
+            const std::int32_t* rows = nullptr);
 
   std::int64_t k() const { return k_; }
   std::int64_t n() const { return n_; }
