@@ -1,7 +1,7 @@
 # The wasm modules of the npm package: one per core build (SIMD and baseline), each an ES module
-# glue file plus its .wasm, written to dist/ by `npm run build` (scripts/build.mjs).
+# glue file plus its .wasm, written to dist/ by `npm run build` (scripts/build.mjs). The bindings
+# are plain C exports (bindings/exports*.cpp), wrapped in JavaScript by bindings/js/handles.js.
 set(POSENC_WASM_LINK_OPTIONS
-  -lembind
   -sMODULARIZE=1
   -sEXPORT_ES6=1
   -sENVIRONMENT=web,worker
@@ -16,7 +16,7 @@ set(POSENC_WASM_LINK_OPTIONS
 )
 
 function(posenc_add_wasm_module name core)
-  add_executable(${name} bindings/embind.cpp bindings/exports.cpp bindings/embind_layer.cpp)
+  add_executable(${name} bindings/exports.cpp bindings/exports_layer.cpp bindings/exports_presets.cpp)
   target_link_libraries(${name} PRIVATE ${core})
   target_compile_options(${name} PRIVATE ${POSENC_WARNINGS})
   target_link_options(${name} PRIVATE ${POSENC_WASM_LINK_OPTIONS} -sEXPORT_NAME=${name})

@@ -1,8 +1,9 @@
-// The friendly JavaScript API over the thin embind layer (bindings/embind.cpp).
+// The friendly JavaScript API over the plain C exports of bindings/exports*.cpp.
 // Data flows one way: options -> validated spec -> calls into wasm over bounded chunks -> copies
 // into JS-owned arrays. Nothing returned to the caller is a view of wasm memory.
 
 import { checkOptionsObject, describe, isDetached, typeError } from './check.js';
+import { presetRecords, statusText } from './handles.js';
 import { attachLayerApi } from './layer.js';
 
 const LAYOUTS = ['interleaved', 'split'];
@@ -87,7 +88,7 @@ function checkNumberList(fn, name, value, length) {
 
 export function createApi(Module, { simd }) {
   const presetList = [];
-  for (let i = 0; i < Module.presetCount(); i++) presetList.push(Object.freeze(Module.presetRecord(i)));
+  for (const record of presetRecords(Module)) presetList.push(Object.freeze(record));
   const presetsByName = new Map(presetList.map((p) => [p.name, p]));
   const presetNames = presetList.map((p) => p.name);
 
@@ -236,8 +237,7 @@ export function createApi(Module, { simd }) {
   }
 
   function statusError(fn, status) {
-    const argument = Module.statusArgument(status);
-    const message = Module.statusMessage(status);
+    const { argument, message } = statusText(Module, status);
     return new RangeError(`posenc.${fn}: ${message}${argument ? ` (argument: ${argument})` : ''}`);
   }
 

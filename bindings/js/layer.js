@@ -1,9 +1,11 @@
 // The transformer encoder layer and the small model (issue 5): the friendly API over the thin
-// embind handles of bindings/embind_layer.cpp. Arguments are checked here (TypeError / RangeError
-// naming the argument); data is copied into wasm memory for one call and copied out into new
-// JS-owned arrays, so nothing returned is a view of wasm memory (memory growth would detach it).
+// handles of bindings/js/handles.js (C exports of bindings/exports_layer.cpp). Arguments are
+// checked here (TypeError / RangeError naming the argument); data is copied into wasm memory for
+// one call and copied out into new JS-owned arrays, so nothing returned is a view of wasm memory
+// (memory growth would detach it).
 
 import { checkOptionsObject, describe, isDetached, typeError } from './check.js';
+import { newLayerHandle, newModelHandle } from './handles.js';
 
 const ACTIVATIONS = ['relu', 'gelu'];
 const LAYER_OPTIONS = new Set(['config', 'weights']);
@@ -106,7 +108,7 @@ function errorFrom(fn, handle, status) {
 
 /**
  * Adds `encoderLayer` and `loadModel` to the public API object. Module is the instantiated
- * Emscripten module (with _malloc, _free, HEAPU8/HEAPF32 and the embind classes).
+ * Emscripten module (with _malloc, _free, HEAPU8/HEAPF32 and the posenc_* exports).
  */
 export function attachLayerApi(api, Module) {
   // Frees a list of pointers (0 entries are skipped).
@@ -197,7 +199,7 @@ export function attachLayerApi(api, Module) {
       }
     }
 
-    const handle = new Module.LayerHandle();
+    const handle = newLayerHandle(Module);
     try {
       let status = handle.configure(dModel, heads, ffDim, normFirst, ACTIVATIONS.indexOf(activation), eps);
       if (status !== STATUS_OK) throw errorFrom(fn, handle, status);
@@ -262,7 +264,7 @@ export function attachLayerApi(api, Module) {
   api.loadModel = function loadModel(bytes) {
     const fn = 'loadModel';
     checkArray(fn, 'bytes', bytes, Uint8Array, 'a Uint8Array (.safetensors file)');
-    const handle = new Module.ModelHandle();
+    const handle = newModelHandle(Module);
     let info;
     try {
       const ptr = alloc(fn, bytes.length);
