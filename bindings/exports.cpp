@@ -110,8 +110,9 @@ EMSCRIPTEN_KEEPALIVE int posenc_encoder_shift_blocks(const Handle* h, double k, 
   return code(posenc::shift_blocks(h->encoder.spec(), k, out, static_cast<std::size_t>(out_len)));
 }
 
-// Bytes of the wasm heap currently allocated (dlmalloc's mallinfo().uordblks): lets tests check
-// that calls and create/dispose cycles give back everything they take.
+// Bytes of the wasm heap currently allocated (mallinfo().uordblks, which emmalloc computes by
+// walking its regions): lets tests check that calls and create/dispose cycles give back everything
+// they take. For tests only: it is linear in the number of heap regions.
 EMSCRIPTEN_KEEPALIVE int posenc_heap_in_use() {
   return static_cast<int>(mallinfo().uordblks);
 }
