@@ -1,9 +1,16 @@
 // `npm run build`: compiles the C++ core and bindings to wasm (SIMD and baseline) with
 // Emscripten through CMake, then assembles dist/ (glue, .wasm, JS API, types).
+//
+// The JavaScript that ships (the API in bindings/js/ and the Emscripten glue) is minified with
+// terser, with a source map next to each file (sources included), so the package stays inside its
+// gzipped size budget (README.md, "Bundlers"; tests/js/size.test.mjs) while bindings/js/ stays the
+// readable source. Only local names are mangled: exported names, property names, function names
+// (keep_fnames) and every error message are unchanged.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { minify } from 'terser';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const build = join(root, 'build', 'wasm-release');
@@ -15,14 +22,32 @@ const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, env, stdio: 'inh
 run('emcmake', ['cmake', '-S', '.', '-B', build, '-G', 'Ninja', '-DCMAKE_BUILD_TYPE=Release', '-DPOSENC_BUILD_TESTS=OFF']);
 run('cmake', ['--build', build, '--target', 'posenc_simd', 'posenc_baseline_module']);
 
+/** Writes the minified `source` file as dist/name plus dist/name.map (sources relative to dist/). */
+async function writeMinified(source, name) {
+  const code = readFileSync(source, 'utf8');
+  const result = await minify(
+    { [relative(dist, source)]: code },
+    {
+      module: true,
+      ecma: 2020,
+      compress: { passes: 2 },
+      mangle: true,
+      keep_fnames: true,
+      sourceMap: { filename: name, url: `${name}.map`, includeSources: true },
+    },
+  );
+  writeFileSync(join(dist, name), `${result.code}\n`);
+  writeFileSync(join(dist, `${name}.map`), result.map);
+}
+
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
-for (const name of ['posenc_simd.mjs', 'posenc_simd.wasm', 'posenc_baseline.mjs', 'posenc_baseline.wasm']) {
-  copyFileSync(join(build, name), join(dist, name));
-}
+for (const name of ['posenc_simd.wasm', 'posenc_baseline.wasm']) copyFileSync(join(build, name), join(dist, name));
+for (const name of ['posenc_simd.mjs', 'posenc_baseline.mjs']) await writeMinified(join(build, name), name);
 const jsDir = join(root, 'bindings', 'js');
 for (const name of readdirSync(jsDir)) {
-  if (name.endsWith('.js') || name.endsWith('.d.ts')) copyFileSync(join(jsDir, name), join(dist, name));
+  if (name.endsWith('.d.ts')) copyFileSync(join(jsDir, name), join(dist, name));
+  else if (name.endsWith('.js')) await writeMinified(join(jsDir, name), name);
 }
 copyFileSync(join(root, 'bindings', 'index.d.ts'), join(dist, 'index.d.ts'));
 console.log(`posenc: dist/ written (${readdirSync(dist).join(', ')})`);

@@ -162,7 +162,7 @@ async function pack() {
   ];
   const missing = required.filter((f) => !files.includes(f));
   check('tarball holds the package files', missing.length === 0, `missing: ${missing.join(', ')}`);
-  const stray = files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/[^/]+\.(js|mjs|wasm|d\.ts))$/.test(f));
+  const stray = files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/[^/]+\.(js|mjs|wasm|d\.ts|js\.map|mjs\.map))$/.test(f));
   check('tarball holds nothing but dist/, README, LICENSE', stray.length === 0, `unexpected: ${stray.join(', ')}`);
   const targets = [];
   (function walk(v) {
