@@ -24,14 +24,18 @@ push(
     `posenc ${pkg.version}, TensorFlow.js ${pkg.devDependencies['@tensorflow/tfjs-core']}, onnxruntime-web ` +
     `${pkg.devDependencies['onnxruntime-web']}${r.env.torch ? `, PyTorch ${r.env.torch}` : ''}; one process, medians. ` +
     '"vs limit" is the time over the limit measured in the same run (write once + copy out, or copy in + out ' +
-    'for addTo); "vs JS" is the formula as written in plain JavaScript over this row.',
+    'for addTo); "vs JS" is the formula as written in plain JavaScript, filling the same `out`, over this row.',
 );
 push();
 push('| shape | method | ms | GB/s | vs limit | vs JS | max error |');
 push('|---|---|--:|--:|--:|--:|--:|');
-for (const row of r.encode) {
+const baselineRows = (r.baseline || [])
+  .filter((x) => x.method.startsWith('posenc'))
+  .map((x) => ({ ...x, method: `${x.method} (baseline build)` }));
+for (const row of [...r.encode, ...baselineRows]) {
   const plain = r.encode.find((x) => x.shape === row.shape && x.method === 'plain JS formula -> out');
-  const vsJs = plain && row.method.startsWith('posenc') ? `${(plain.ms / row.ms).toFixed(0)}x` : '';
+  // (the baseline rows' ratios are to the SIMD run's limit and plain JS of the same shape)
+  const vsJs = plain && row.limit === 'out' ? `${(plain.ms / row.ms).toFixed(0)}x` : '';
   const vsLimit = row.ratio === undefined ? '' : row.ratio.toFixed(2);
   push(`| ${row.shape} | ${row.method} | ${ms(row.ms)} | ${row.gbps.toFixed(2)} | ${vsLimit} | ${vsJs} | ${err(row.error)} |`);
 }

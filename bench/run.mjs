@@ -74,7 +74,7 @@ function torchPeer() {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const parsed = JSON.parse(out);
-    env.torch = `${parsed.torch} (${parsed.threads} threads)`;
+    env.torch = `${parsed.torch} (${parsed.threads} thread${parsed.threads === 1 ? '' : 's'})`;
     return {
       name: `PyTorch ${parsed.torch} native (tutorial)`,
       encode(length, dim) {
