@@ -34,7 +34,7 @@ const baselineRows = (r.baseline || [])
   .map((x) => ({ ...x, method: `${x.method} (baseline build)` }));
 for (const row of [...r.encode, ...baselineRows]) {
   const plain = r.encode.find((x) => x.shape === row.shape && x.method === 'plain JS formula -> out');
-  // (the baseline rows' ratios are to the SIMD run's limit and plain JS of the same shape)
+  // (baseline rows: vs limit is to the limit of their own run, vs JS to the SIMD run's plain JS)
   const vsJs = plain && row.limit === 'out' ? `${(plain.ms / row.ms).toFixed(0)}x` : '';
   const vsLimit = row.ratio === undefined ? '' : row.ratio.toFixed(2);
   push(`| ${row.shape} | ${row.method} | ${ms(row.ms)} | ${row.gbps.toFixed(2)} | ${vsLimit} | ${vsJs} | ${err(row.error)} |`);
