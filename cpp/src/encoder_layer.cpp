@@ -5,6 +5,8 @@
 #include <cstring>
 #include <utility>
 
+#include "tensor_check.hpp"
+
 namespace posenc {
 
 const char* const kLayerTensorNames[kLayerTensorCount] = {
@@ -104,6 +106,9 @@ LayerError EncoderLayer::set_tensor(std::string_view name, const float* data, st
   }
   if (count != want_count || data == nullptr)
     return layer_error(LayerStatus::wrong_shape, std::string(name));
+  const std::string non_finite = detail::first_non_finite(
+      name, data, count, want.ndim == 2 ? static_cast<std::size_t>(want.dims[1]) : 0);
+  if (!non_finite.empty()) return layer_error(LayerStatus::non_finite, non_finite);
 
   bool ok = true;
   if (want.ndim == 2) {
@@ -138,9 +143,14 @@ LayerError EncoderLayer::ensure_workspace(std::int64_t length) {
   const std::size_t d = static_cast<std::size_t>(config_.d_model);
   const std::size_t f = static_cast<std::size_t>(config_.ff_dim);
   const std::size_t h = static_cast<std::size_t>(config_.heads);
-  if (!x_.resize(l * d) || !normed_.resize(l * d) || !qkv_.resize(l * 3 * d) ||
-      !heads_out_.resize(l * d) || !sublayer_.resize(l * d) || !hidden_.resize(l * f) ||
-      !probs_.resize(h * l * l)) {
+  // Sizes in floats, checked: in wasm32 heads x L x L alone can pass 2^32.
+  std::size_t l3d = 0, lf = 0, hl = 0, hll = 0;
+  const bool fits = detail::checked_multiply(l, 3 * d, &l3d) &&
+                    detail::checked_multiply(l, f, &lf) && detail::checked_multiply(h, l, &hl) &&
+                    detail::checked_multiply(hl, l, &hll);
+  if (!fits || !x_.resize(l * d) || !normed_.resize(l * d) || !qkv_.resize(l3d) ||
+      !heads_out_.resize(l * d) || !sublayer_.resize(l * d) || !hidden_.resize(lf) ||
+      !probs_.resize(hll)) {
     capacity_ = 0;
     has_attention_ = false;
     return layer_error(LayerStatus::out_of_memory, "length");

@@ -34,6 +34,8 @@ const char* layer_status_message(LayerStatus s) {
       return "missing or invalid model metadata in __metadata__";
     case LayerStatus::out_of_memory:
       return "not enough memory";
+    case LayerStatus::non_finite:
+      return "weight is NaN or infinite (weights must be finite)";
     case LayerStatus::uncovered_data:
       return "safetensors data has bytes that no tensor's data_offsets cover (a gap before this "
              "tensor, or, named 'data', bytes after the last tensor)";

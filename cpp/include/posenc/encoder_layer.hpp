@@ -61,8 +61,10 @@ class EncoderLayer {
   LayerError configure(const LayerConfig& config);
 
   // Sets one weight by its state_dict name (e.g. "linear1.weight"). shape (ndim entries) is
-  // checked when given; count must equal the expected element count. The data is copied.
-  // Errors: unknown_tensor (name), wrong_shape, out_of_memory; the layer is unchanged then.
+  // checked when given; count must equal the expected element count; every value must be finite.
+  // The data is copied. Errors: unknown_tensor (name), wrong_shape (name), non_finite (the first
+  // NaN or infinite element, e.g. "linear1.weight[2][5]"), out_of_memory; the layer is unchanged
+  // then.
   LayerError set_tensor(std::string_view name, const float* data, std::size_t count,
                         const std::int64_t* shape = nullptr, int ndim = 0);
 

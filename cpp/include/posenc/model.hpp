@@ -61,11 +61,11 @@ class Model {
   LayerError forward(const std::int32_t* tokens, std::int64_t length,
                      const ModelForwardOptions& options, float* logits, std::size_t logits_len);
 
-  // The attention probabilities (heads x L x L) of layer i in the last forward, or null.
+  // The attention probabilities (heads x L x L) of layer i in the last successful forward, or
+  // null (before any, or when a forward failed part way through the layers: then they disagree).
   const float* attention(std::int64_t layer) const;
-  std::int64_t attention_length() const {
-    return layers_.empty() ? 0 : layers_[0].attention_length();
-  }
+  // L of those probabilities, or 0 when there are none.
+  std::int64_t attention_length() const;
 
  private:
   ModelConfig config_;
