@@ -144,6 +144,8 @@ LayerError SafetensorsFile::parse(const std::uint8_t* bytes, std::size_t size) {
       }
       continue;
     }
+    // An empty tensor name could not be named in an error (found by fuzz_safetensors).
+    if (key.empty()) return layer_error(LayerStatus::invalid_header, "\"\"");
     TensorInfo info;
     if (LayerError e = entry(key, v, result.data_size_, &info); !e.ok()) return e;
     result.tensors_.push_back(std::move(info));

@@ -282,6 +282,30 @@ TEST_CASE("weights: data_offsets must tile the data (no overlap, gap or trailing
   CHECK(reader.parse(empties.data(), empties.size()).ok());
 }
 
+TEST_CASE("weights: an empty tensor name is refused and named \"\" (found by fuzz_safetensors)",
+          "[layer][weights]") {
+  // The fuzzer's input: an entry named "" (with a bad dtype and a misspelt key). Its error had
+  // an empty name, so the message named nothing.
+  const std::string header =
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"":{"dtype":"F65","shape":[1],)"
+      R"("data_offsetss":[4,12]}}    )";
+  const std::uint8_t data[10] = {0, 0, 0x80, 0x3f, 0, 0, 0, 0x40, 0, 0};
+  auto bytes = framed(header, data, sizeof data);
+  SafetensorsFile reader;
+  LayerError e = reader.parse(bytes.data(), bytes.size());
+  CHECK(e.status == LayerStatus::invalid_header);
+  CHECK(e.name == "\"\"");
+  CHECK(e.message().rfind("\"\": invalid safetensors header entry", 0) == 0);
+  // A valid entry named "" is refused the same way; "" as a metadata key is fine.
+  bytes = write_file({{"", "F32", {1}, {1}}}, {});
+  e = reader.parse(bytes.data(), bytes.size());
+  CHECK(e.status == LayerStatus::invalid_header);
+  CHECK(e.name == "\"\"");
+  bytes = write_file({{"a", "F32", {1}, {1}}}, {{"", "empty key"}});
+  REQUIRE(reader.parse(bytes.data(), bytes.size()).ok());
+  CHECK(*reader.metadata("") == "empty key");
+}
+
 TEST_CASE("weights: header strings must be valid UTF-8", "[layer][weights]") {
   auto file_with_key = [](const std::string& key) {
     return write_file({{key, "F32", {1}, {1}}}, {{"note", key}});
