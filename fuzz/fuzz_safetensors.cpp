@@ -1,8 +1,9 @@
 // libFuzzer target: arbitrary bytes as a .safetensors file, through
 //  1. the reader: parse, then convert every tensor to float32, checking the index it built
-//     (offsets inside the data, element counts matching the byte ranges);
-//  2. the model loader: Model::load, then, when it loads, a forward over a few tokens, a refused
-//     forward (a token out of range), and the same forward again, which must give the same logits;
+//     (offsets inside the data and tiling it, element counts matching the byte ranges);
+//  2. the model loader: Model::load (a model that loads has only finite weights), then, when it
+//     loads, a forward over a few tokens, a refused forward (a token out of range), and the same
+//     forward again, which must give the same logits;
 //  3. a lone EncoderLayer configured from the file's shapes and given its "layers.0." tensors,
 //     then, when it is complete, a forward over a few rows.
 // Whatever the bytes, the core must return errors (never crash, read or write out of bounds,
@@ -40,7 +41,9 @@ void exercise_reader(const std::uint8_t* data, std::size_t size) {
     header = (header << 8) | data[i];
   const std::size_t data_size = size - 8 - static_cast<std::size_t>(header);
   std::vector<float> values;
+  std::size_t covered = 0;  // the ranges tile the data: their sizes add up to it
   for (const posenc::TensorInfo& t : file.tensors()) {
+    covered += t.end - t.begin;
     require(t.begin <= t.end && t.end <= data_size);
     const std::size_t width = t.dtype == posenc::DType::f32 ? 4 : 2;
     require(t.end - t.begin == t.elements * width);
@@ -57,8 +60,23 @@ void exercise_reader(const std::uint8_t* data, std::size_t size) {
     // A wrong count is refused, not read.
     require(!file.read_f32(t, values.data(), t.elements + 1).ok());
   }
+  require(covered == data_size);
   for (const auto& kv : file.all_metadata())
     require(file.metadata(kv.first) != nullptr);
+}
+
+// Every value of every tensor in the file is finite (what a model that loaded must guarantee).
+bool all_finite(const std::uint8_t* data, std::size_t size) {
+  posenc::SafetensorsFile file;
+  require(file.parse(data, size).ok());
+  std::vector<float> values;
+  for (const posenc::TensorInfo& t : file.tensors()) {
+    values.resize(t.elements + 1);
+    require(file.read_f32(t, values.data(), t.elements).ok());
+    for (std::size_t i = 0; i < t.elements; ++i)
+      if (!std::isfinite(values[i])) return false;
+  }
+  return true;
 }
 
 // 2. The model: load, forward, a refused forward, and the same forward again.
@@ -71,6 +89,7 @@ void exercise_model(const std::uint8_t* data, std::size_t size) {
   }
   const posenc::ModelConfig& c = model.config();
   require(c.vocab_size >= 1 && c.num_classes >= 1 && c.num_layers >= 1);
+  require(all_finite(data, size));  // NaN and infinite weights are refused at load
   const std::int64_t length = 1 + static_cast<std::int64_t>(size % 4);
   std::vector<std::int32_t> tokens(static_cast<std::size_t>(length));
   for (std::int64_t i = 0; i < length; ++i)
