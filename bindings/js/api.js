@@ -2,7 +2,7 @@
 // Data flows one way: options -> validated spec -> calls into wasm over bounded chunks -> copies
 // into JS-owned arrays. Nothing returned to the caller is a view of wasm memory.
 
-import { checkOptionsObject, describe, typeError } from './check.js';
+import { checkOptionsObject, describe, isDetached, typeError } from './check.js';
 import { attachLayerApi } from './layer.js';
 
 const LAYOUTS = ['interleaved', 'split'];
@@ -48,18 +48,6 @@ function checkNumber(fn, name, value, { integer = false, min = -Infinity, max = 
     throw rangeError(fn, name, what, value);
   }
   return value;
-}
-
-function isDetached(view) {
-  const buffer = view.buffer;
-  if (typeof buffer.detached === 'boolean') return buffer.detached;
-  if (buffer.byteLength !== 0) return false;
-  try {
-    new Uint8Array(buffer); // throws on a detached buffer, not on an empty live one
-    return false;
-  } catch {
-    return true;
-  }
 }
 
 function checkFloat32Array(fn, name, value) {

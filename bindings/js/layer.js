@@ -3,23 +3,21 @@
 // naming the argument); data is copied into wasm memory for one call and copied out into new
 // JS-owned arrays, so nothing returned is a view of wasm memory (memory growth would detach it).
 
-import { checkOptionsObject, describe, typeError } from './check.js';
+import { checkOptionsObject, describe, isDetached, isDetachedBuffer, typeError } from './check.js';
 
 const ACTIVATIONS = ['relu', 'gelu'];
+const LAYER_OPTIONS = new Set(['config', 'weights']);
+const CONFIG_FIELDS = new Set(['dModel', 'heads', 'ffDim', 'normFirst', 'activation', 'layerNormEps']);
 const LAYER_FORWARD_OPTIONS = new Set(['causal', 'keyPaddingMask']);
 const MODEL_FORWARD_OPTIONS = new Set(['causal', 'keyPaddingMask', 'positionalEncoding', 'pe']);
+const MAX_LENGTH = 8192; // posenc::kMaxSequenceLength
 const STATUS_OK = 0;
-// posenc::LayerStatus codes that are range errors of the caller's data (the rest are plain
-// Errors: out of memory, not ready).
-const RANGE_STATUSES = new Set([1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13]);
 
 const LAYER_NAMES = [
   'self_attn.in_proj_weight', 'self_attn.in_proj_bias', 'self_attn.out_proj.weight',
   'self_attn.out_proj.bias', 'linear1.weight', 'linear1.bias', 'linear2.weight', 'linear2.bias',
   'norm1.weight', 'norm1.bias', 'norm2.weight', 'norm2.bias',
 ];
-
-const rangeError = (fn, name, message) => new RangeError(`posenc.${fn}: ${name}: ${message}`);
 
 function checkInt(fn, name, value, min, max) {
   if (typeof value !== 'number') throw typeError(fn, name, 'an integer number', value);
@@ -29,21 +27,61 @@ function checkInt(fn, name, value, min, max) {
   return value;
 }
 
-/** A key-padding mask as bytes (1 = hide that key), or null. */
+/** A typed array of the given class that is not detached (a detached one reads as empty). */
+function checkTypedArray(fn, name, value, Type, expected) {
+  if (!(value instanceof Type)) throw typeError(fn, name, expected, value);
+  if (isDetached(value)) throw new TypeError(`posenc.${fn}: ${name} is backed by a detached ArrayBuffer`);
+  return value;
+}
+
+/** A key-padding mask as bytes (1 = hide that key), or null. Entries: 0, 1, false or true. */
 function maskBytes(fn, mask, length) {
   if (mask === undefined || mask === null) return null;
-  if (!(mask instanceof Uint8Array) && !Array.isArray(mask)) {
-    throw typeError(fn, 'keyPaddingMask', 'a Uint8Array or an Array of booleans', mask);
+  if (!Array.isArray(mask)) {
+    checkTypedArray(fn, 'keyPaddingMask', mask, Uint8Array, 'a Uint8Array or an Array of booleans or 0/1');
   }
   if (mask.length !== length) {
     throw new RangeError(`posenc.${fn}: keyPaddingMask must have ${length} entries (one per token), got ${mask.length}`);
   }
-  return Uint8Array.from(mask, (v) => (v ? 1 : 0));
+  const bytes = new Uint8Array(length);
+  for (let i = 0; i < length; i++) {
+    const m = mask[i];
+    if (m !== 0 && m !== 1 && m !== true && m !== false) {
+      throw new RangeError(`posenc.${fn}: keyPaddingMask[${i}] must be 0, 1, false or true (1 = hide that key), got ${describe(m)}`);
+    }
+    bytes[i] = m ? 1 : 0;
+  }
+  return bytes;
 }
 
-function errorFrom(fn, handle, status) {
-  const message = `posenc.${fn}: ${handle.errorMessage()}`;
-  return RANGE_STATUSES.has(status) ? new RangeError(message) : new Error(message);
+/**
+ * The Error for a posenc::LayerStatus the core returned: a RangeError (every status is about
+ * the caller's data or its size, out of memory included), its message naming the tensor,
+ * element or argument (`prefix` goes before that name, e.g. 'weights: ').
+ */
+function errorFrom(fn, handle, prefix = '') {
+  return new RangeError(`posenc.${fn}: ${prefix}${handle.errorMessage()}`);
+}
+
+/** The shape of each state_dict tensor for a config, as [dims, the dims' names]. */
+function layerShapes(dModel, ffDim) {
+  const d = [dModel, 'dModel'];
+  const f = [ffDim, 'ffDim'];
+  const d3 = [3 * dModel, '3 dModel'];
+  return {
+    'self_attn.in_proj_weight': [d3, d],
+    'self_attn.in_proj_bias': [d3],
+    'self_attn.out_proj.weight': [d, d],
+    'self_attn.out_proj.bias': [d],
+    'linear1.weight': [f, d],
+    'linear1.bias': [f],
+    'linear2.weight': [d, f],
+    'linear2.bias': [d],
+    'norm1.weight': [d],
+    'norm1.bias': [d],
+    'norm2.weight': [d],
+    'norm2.bias': [d],
+  };
 }
 
 /**
@@ -51,15 +89,22 @@ function errorFrom(fn, handle, status) {
  * Emscripten module (with _malloc, _free, HEAPU8/HEAPF32 and the embind classes).
  */
 export function attachLayerApi(api, Module) {
-  // Frees a list of pointers (0 entries are skipped).
-  const free = (ptrs) => {
-    for (const p of ptrs) if (p) Module._free(p);
-  };
   const alloc = (fn, bytes) => {
     const p = Module._malloc(Math.max(bytes, 4));
     if (!p) throw new RangeError(`posenc.${fn}: not enough wasm memory for ${bytes} bytes`);
     return p;
   };
+  // Runs body(...pointers) with one wasm allocation per byte count (null: no allocation, pointer
+  // 0) and frees them all afterwards, also when an allocation or the body throws.
+  function withBuffers(fn, byteCounts, body) {
+    const ptrs = [];
+    try {
+      for (const bytes of byteCounts) ptrs.push(bytes === null ? 0 : alloc(fn, bytes));
+      return body(...ptrs);
+    } finally {
+      for (const p of ptrs) if (p) Module._free(p);
+    }
+  }
   const finalizer = typeof FinalizationRegistry === 'function'
     ? new FinalizationRegistry((handle) => handle.delete())
     : null;
@@ -92,9 +137,12 @@ export function attachLayerApi(api, Module) {
     return Module.HEAPF32.slice(ptr / 4, ptr / 4 + count);
   }
 
-  api.encoderLayer = function encoderLayer({ config, weights } = {}) {
+  api.encoderLayer = function encoderLayer(options) {
     const fn = 'encoderLayer';
-    if (config === null || typeof config !== 'object') throw typeError(fn, 'config', 'an object', config);
+    if (options === undefined) throw new TypeError(`posenc.${fn}: needs { config, weights }`);
+    const { config, weights } = checkOptionsObject(fn, options, LAYER_OPTIONS);
+    if (config === undefined) throw typeError(fn, 'config', 'an object', config);
+    checkOptionsObject(fn, config, CONFIG_FIELDS, 'config');
     const dModel = checkInt(fn, 'config.dModel', config.dModel, 1, 8192);
     const heads = checkInt(fn, 'config.heads', config.heads, 1, 256);
     const ffDim = checkInt(fn, 'config.ffDim', config.ffDim, 1, 65536);
@@ -104,6 +152,7 @@ export function attachLayerApi(api, Module) {
     const normFirst = config.normFirst ?? false;
     if (typeof normFirst !== 'boolean') throw typeError(fn, 'config.normFirst', 'a boolean', normFirst);
     const activation = config.activation ?? 'relu';
+    if (typeof activation !== 'string') throw typeError(fn, 'config.activation', "'relu' or 'gelu'", activation);
     if (!ACTIVATIONS.includes(activation)) {
       throw new RangeError(`posenc.${fn}: config.activation must be 'relu' or 'gelu', got ${describe(activation)}`);
     }
@@ -112,33 +161,41 @@ export function attachLayerApi(api, Module) {
     if (!Number.isFinite(eps) || eps < 0) {
       throw new RangeError(`posenc.${fn}: config.layerNormEps must be a finite number >= 0, got ${eps}`);
     }
-    if (weights === null || typeof weights !== 'object') throw typeError(fn, 'weights', 'an object of Float32Arrays', weights);
+    if (weights === null || typeof weights !== 'object' || Array.isArray(weights) || ArrayBuffer.isView(weights) ||
+        weights instanceof Map) {
+      throw typeError(fn, 'weights', 'a plain object of Float32Arrays keyed by state_dict name', weights);
+    }
+    const shapes = layerShapes(dModel, ffDim);
     for (const [name, value] of Object.entries(weights)) {
       if (!LAYER_NAMES.includes(name)) {
         throw new RangeError(`posenc.${fn}: weights["${name}"] is not a tensor of nn.TransformerEncoderLayer (expected ${LAYER_NAMES.join(', ')})`);
       }
-      if (!(value instanceof Float32Array)) throw typeError(fn, `weights["${name}"]`, 'a Float32Array', value);
+      checkTypedArray(fn, `weights["${name}"]`, value, Float32Array, 'a Float32Array');
+      const dims = shapes[name];
+      const count = dims.reduce((n, [size]) => n * size, 1);
+      if (value.length !== count) {
+        const shape = dims.length === 1 ? '' : `${dims.map(([size]) => size).join(' x ')} = `;
+        const names = dims.map(([, what]) => what).join(' x ');
+        throw new RangeError(`posenc.${fn}: weights["${name}"] must hold ${shape}${count} floats (${names}), got ${value.length}`);
+      }
     }
     for (const name of LAYER_NAMES) {
-      if (!(name in weights)) throw new RangeError(`posenc.${fn}: weights["${name}"] is missing`);
+      if (!Object.hasOwn(weights, name)) throw new RangeError(`posenc.${fn}: weights["${name}"] is missing`);
     }
 
     const handle = new Module.LayerHandle();
     try {
-      let status = handle.configure(dModel, heads, ffDim, normFirst, ACTIVATIONS.indexOf(activation), eps);
-      if (status !== STATUS_OK) throw errorFrom(fn, handle, status);
+      if (handle.configure(dModel, heads, ffDim, normFirst, ACTIVATIONS.indexOf(activation), eps) !== STATUS_OK) {
+        throw errorFrom(fn, handle, 'config: ');
+      }
       for (const name of LAYER_NAMES) {
         const w = weights[name];
-        const ptr = alloc(fn, w.length * 4);
-        try {
+        const status = withBuffers(fn, [w.length * 4], (ptr) => {
           Module.HEAPF32.set(w, ptr / 4);
-          status = handle.setTensor(name, ptr, w.length);
-        } finally {
-          free([ptr]);
-        }
-        if (status !== STATUS_OK) {
-          throw new RangeError(`posenc.${fn}: weights["${name}"]: ${handle.errorMessage()}`);
-        }
+          return handle.setTensor(name, ptr, w.length);
+        });
+        // Shapes were checked above: what is left is a NaN or infinite element, or memory.
+        if (status !== STATUS_OK) throw errorFrom(fn, handle, 'weights: ');
       }
     } catch (e) {
       handle.delete();
@@ -150,27 +207,21 @@ export function attachLayerApi(api, Module) {
       forward(h, x, options) {
         const f = 'encoderLayer.forward';
         const o = checkOptionsObject(f, options, LAYER_FORWARD_OPTIONS);
-        if (!(x instanceof Float32Array)) throw typeError(f, 'x', 'a Float32Array (L x dModel, row-major)', x);
+        checkTypedArray(f, 'x', x, Float32Array, 'a Float32Array (L x dModel, row-major)');
         if (x.length === 0 || x.length % dModel !== 0) {
           throw new RangeError(`posenc.${f}: x must hold L x ${dModel} floats with L >= 1, got ${x.length}`);
         }
         const length = x.length / dModel;
-        if (length > 8192) throw new RangeError(`posenc.${f}: x has ${length} rows; at most 8192`);
+        if (length > MAX_LENGTH) throw new RangeError(`posenc.${f}: x has ${length} rows (L); at most ${MAX_LENGTH}`);
         const causal = o.causal ?? false;
         if (typeof causal !== 'boolean') throw typeError(f, 'causal', 'a boolean', causal);
         const mask = maskBytes(f, o.keyPaddingMask, length);
-        const xp = alloc(f, x.length * 4);
-        const op = alloc(f, x.length * 4);
-        const mp = mask ? alloc(f, mask.length) : 0;
-        try {
+        return withBuffers(f, [x.length * 4, x.length * 4, mask ? length : null], (xp, op, mp) => {
           Module.HEAPF32.set(x, xp / 4);
           if (mask) Module.HEAPU8.set(mask, mp);
-          const status = h.forward(xp, length, causal, mp, op);
-          if (status !== STATUS_OK) throw errorFrom(f, h, status);
+          if (h.forward(xp, length, causal, mp, op) !== STATUS_OK) throw errorFrom(f, h);
           return Module.HEAPF32.slice(op / 4, op / 4 + x.length);
-        } finally {
-          free([xp, op, mp]);
-        }
+        });
       },
       attention(h) {
         const l = h.attentionLength();
@@ -183,19 +234,20 @@ export function attachLayerApi(api, Module) {
 
   api.loadModel = function loadModel(bytes) {
     const fn = 'loadModel';
-    if (!(bytes instanceof Uint8Array)) throw typeError(fn, 'bytes', 'a Uint8Array (.safetensors file)', bytes);
+    const expected = 'a Uint8Array or an ArrayBuffer (the bytes of a .safetensors file)';
+    if (bytes instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && bytes instanceof SharedArrayBuffer)) {
+      if (isDetachedBuffer(bytes)) throw new TypeError(`posenc.${fn}: bytes is a detached ArrayBuffer`);
+      bytes = new Uint8Array(bytes);
+    }
+    checkTypedArray(fn, 'bytes', bytes, Uint8Array, expected);
     const handle = new Module.ModelHandle();
     let info;
     try {
-      const ptr = alloc(fn, bytes.length);
-      let status;
-      try {
+      const status = withBuffers(fn, [bytes.length], (ptr) => {
         Module.HEAPU8.set(bytes, ptr);
-        status = handle.load(ptr, bytes.length);
-      } finally {
-        free([ptr]);
-      }
-      if (status !== STATUS_OK) throw errorFrom(fn, handle, status);
+        return handle.load(ptr, bytes.length);
+      });
+      if (status !== STATUS_OK) throw errorFrom(fn, handle);
       info = handle.info();
     } catch (e) {
       handle.delete();
@@ -214,16 +266,17 @@ export function attachLayerApi(api, Module) {
       forward(h, tokens, options) {
         const f = 'model.forward';
         const o = checkOptionsObject(f, options, MODEL_FORWARD_OPTIONS);
-        if (!(tokens instanceof Int32Array) && !Array.isArray(tokens)) {
-          throw typeError(f, 'tokens', 'an Int32Array or an Array of token ids', tokens);
+        if (!Array.isArray(tokens)) {
+          checkTypedArray(f, 'tokens', tokens, Int32Array, 'an Int32Array or an Array of token ids');
         }
         const length = tokens.length;
-        if (length < 1 || length > 8192) {
-          throw new RangeError(`posenc.${f}: tokens must hold 1 to 8192 ids, got ${length}`);
+        if (length < 1 || length > MAX_LENGTH) {
+          throw new RangeError(`posenc.${f}: tokens must hold 1 to ${MAX_LENGTH} ids, got ${length}`);
         }
         const ids = new Int32Array(length);
         for (let i = 0; i < length; i++) {
           const t = tokens[i];
+          if (typeof t !== 'number') throw typeError(f, `tokens[${i}]`, 'an integer token id', t);
           if (!Number.isInteger(t) || t < 0 || t >= config.vocabSize) {
             throw new RangeError(`posenc.${f}: tokens[${i}] must be an integer id from 0 to ${config.vocabSize - 1}, got ${describe(t)}`);
           }
@@ -231,24 +284,22 @@ export function attachLayerApi(api, Module) {
         }
         const causal = o.causal ?? false;
         if (typeof causal !== 'boolean') throw typeError(f, 'causal', 'a boolean', causal);
+        if (o.positionalEncoding !== undefined && o.pe !== undefined) {
+          throw new TypeError(`posenc.${f}: give positionalEncoding or its alias pe, not both`);
+        }
         const usePe = o.positionalEncoding ?? o.pe ?? true;
         if (typeof usePe !== 'boolean') throw typeError(f, 'positionalEncoding', 'a boolean', usePe);
         const mask = maskBytes(f, o.keyPaddingMask, length);
         const n = length * config.numClasses;
-        const tp = alloc(f, length * 4);
-        const op = alloc(f, n * 4);
-        const mp = mask ? alloc(f, length) : 0;
-        try {
+        return withBuffers(f, [length * 4, n * 4, mask ? length : null], (tp, op, mp) => {
           Module.HEAP32.set(ids, tp / 4);
           if (mask) Module.HEAPU8.set(mask, mp);
-          const status = h.forward(tp, length, causal, mp, usePe, op);
-          if (status !== STATUS_OK) throw errorFrom(f, h, status);
+          if (h.forward(tp, length, causal, mp, usePe, op) !== STATUS_OK) throw errorFrom(f, h);
           return Module.HEAPF32.slice(op / 4, op / 4 + n);
-        } finally {
-          free([tp, op, mp]);
-        }
+        });
       },
       attention(h, layer) {
+        if (layer !== undefined) checkInt('model.attention', 'layer', layer, 0, config.numLayers - 1);
         const l = h.attentionLength();
         const per = config.heads * l * l;
         if (l === 0) return null;
@@ -259,7 +310,6 @@ export function attachLayerApi(api, Module) {
           }
           return out;
         }
-        checkInt('model.attention', 'layer', layer, 0, config.numLayers - 1);
         return copyAttention(h, h.attentionPtr(layer), per);
       },
     });
