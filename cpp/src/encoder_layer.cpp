@@ -143,20 +143,30 @@ LayerError EncoderLayer::ensure_workspace(std::int64_t length) {
   const std::size_t d = static_cast<std::size_t>(config_.d_model);
   const std::size_t f = static_cast<std::size_t>(config_.ff_dim);
   const std::size_t h = static_cast<std::size_t>(config_.heads);
-  // Sizes in floats, checked: in wasm32 heads x L x L alone can pass 2^32.
+  // Sizes in floats, checked: in wasm32 heads x L x L alone can pass 2^32. A size no buffer can
+  // have fails here, before anything is allocated.
   std::size_t l3d = 0, lf = 0, hl = 0, hll = 0;
   const bool fits = detail::checked_multiply(l, 3 * d, &l3d) &&
                     detail::checked_multiply(l, f, &lf) && detail::checked_multiply(h, l, &hl) &&
-                    detail::checked_multiply(hl, l, &hll);
+                    detail::checked_multiply(hl, l, &hll) && l3d <= FloatBuffer::kMaxSize &&
+                    lf <= FloatBuffer::kMaxSize && hll <= FloatBuffer::kMaxSize;
   if (!fits || !x_.resize(l * d) || !normed_.resize(l * d) || !qkv_.resize(l3d) ||
       !heads_out_.resize(l * d) || !sublayer_.resize(l * d) || !hidden_.resize(lf) ||
       !probs_.resize(hll)) {
-    capacity_ = 0;
-    has_attention_ = false;
+    release_workspace();
     return layer_error(LayerStatus::out_of_memory, "length");
   }
   capacity_ = length;
   return {};
+}
+
+void EncoderLayer::release_workspace() {
+  for (FloatBuffer* b : {&x_, &normed_, &qkv_, &heads_out_, &sublayer_, &hidden_, &probs_})
+    *b = FloatBuffer();
+  keys_ = PackedMatrix();
+  values_ = PackedMatrix();
+  capacity_ = 0;
+  has_attention_ = false;
 }
 
 void EncoderLayer::layer_norm(const float* x, const FloatBuffer& weight, const FloatBuffer& bias,
@@ -242,7 +252,7 @@ LayerError EncoderLayer::forward(const float* x, std::size_t x_len, std::int64_t
   const std::int64_t dh = d / config_.heads;
   if (!keys_.pack_transposed(qkv_.data(), length, dh, 3 * d) ||
       !values_.pack(qkv_.data(), length, dh, 3 * d)) {
-    has_attention_ = false;
+    release_workspace();
     return layer_error(LayerStatus::out_of_memory, "length");
   }
 
