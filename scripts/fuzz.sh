@@ -21,7 +21,9 @@ for target in build/fuzz/fuzz/fuzz_*; do
   echo "fuzz: $name for ${SECONDS_PER_TARGET}s from $corpus"
   "$target" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 "${dict_flag[@]}" \
     -artifact_prefix="build/fuzz/$name-" "$work" 2>&1 | grep -E '^(Done|stat::number_of_executed_units|==|SUMMARY)' || true
-  if ls build/fuzz/"$name"-crash-* build/fuzz/"$name"-leak-* build/fuzz/"$name"-timeout-* >/dev/null 2>&1; then
+  # Any artifact fails the run (ls of the three globs succeeded only when all three kinds existed).
+  if compgen -G "build/fuzz/$name-crash-*" >/dev/null || compgen -G "build/fuzz/$name-leak-*" >/dev/null ||
+    compgen -G "build/fuzz/$name-timeout-*" >/dev/null || compgen -G "build/fuzz/$name-oom-*" >/dev/null; then
     echo "fuzz: $name found a failing input (see build/fuzz/)" >&2
     exit 1
   fi
