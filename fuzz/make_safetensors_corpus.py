@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # Writes the seed corpus of fuzz_safetensors (fuzz/corpus/safetensors/): small valid files in
 # each dtype, small valid models (post-norm and pre-norm, with and without a positional
-# encoding), and a few malformed files. Plain Python (struct + json), no numpy or torch; the
-# output is deterministic, so rerunning it leaves the committed corpus unchanged.
+# encoding), and a few malformed files; the fuzzer's regression inputs (regression_*) are left as
+# they are. Plain Python (struct + json), no numpy or torch; the output is deterministic, so
+# rerunning it leaves the committed corpus unchanged.
 #   python3 fuzz/make_safetensors_corpus.py
 import json
 import math
@@ -81,9 +82,7 @@ def model(d=4, heads=2, ff=8, layers=1, vocab_size=5, classes=2, dtype="F32", pe
 
 
 def main():
-    if os.path.isdir(OUT):
-        shutil.rmtree(OUT)
-    os.makedirs(OUT)
+    os.makedirs(OUT, exist_ok=True)  # files it does not write (regression_*) are kept
     files = {}
     # The reader alone: one tensor per dtype, a scalar, an empty tensor, metadata only.
     files["reader_dtypes"] = safetensors(
