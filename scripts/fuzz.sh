@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for a bounded time from
-# its committed seed corpus (copied, so the repository's corpus is not modified).
+# its committed seed corpus (copied, so the repository's corpus is not modified) and, when there
+# is one, its dictionary fuzz/<name>.dict.
 #   bash scripts/fuzz.sh [seconds per target, default 60]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,12 +13,17 @@ for target in build/fuzz/fuzz/fuzz_*; do
   [ -x "$target" ] || continue
   name="$(basename "$target")"
   corpus="fuzz/corpus/${name#fuzz_}"
+  dict="fuzz/${name#fuzz_}.dict"
+  dict_flag=()
+  [ -f "$dict" ] && dict_flag=(-dict="$dict")
   work="$(mktemp -d)"
   cp -r "$corpus"/. "$work"/
   echo "fuzz: $name for ${SECONDS_PER_TARGET}s from $corpus"
-  "$target" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -print_final_stats=1 \
+  "$target" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 "${dict_flag[@]}" \
     -artifact_prefix="build/fuzz/$name-" "$work" 2>&1 | grep -E '^(Done|stat::number_of_executed_units|==|SUMMARY)' || true
-  if ls build/fuzz/"$name"-crash-* build/fuzz/"$name"-leak-* build/fuzz/"$name"-timeout-* >/dev/null 2>&1; then
+  # Any artifact fails the run (ls of the three globs succeeded only when all three kinds existed).
+  if compgen -G "build/fuzz/$name-crash-*" >/dev/null || compgen -G "build/fuzz/$name-leak-*" >/dev/null ||
+    compgen -G "build/fuzz/$name-timeout-*" >/dev/null || compgen -G "build/fuzz/$name-oom-*" >/dev/null; then
     echo "fuzz: $name found a failing input (see build/fuzz/)" >&2
     exit 1
   fi

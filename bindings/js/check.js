@@ -22,9 +22,8 @@ export function typeError(fn, name, expected, value) {
   return new TypeError(`posenc.${fn}: ${name} must be ${expected}, got ${describe(value)}`);
 }
 
-/** Whether a typed array's buffer was detached (transferred or structuredClone'd away). */
-export function isDetached(view) {
-  const buffer = view.buffer;
+/** Whether an ArrayBuffer (or SharedArrayBuffer) was detached (transferred). */
+export function isDetachedBuffer(buffer) {
   if (typeof buffer.detached === 'boolean') return buffer.detached;
   if (buffer.byteLength !== 0) return false;
   try {
@@ -35,20 +34,27 @@ export function isDetached(view) {
   }
 }
 
+/** Whether a typed array's buffer was detached (then it reads as empty). */
+export function isDetached(view) {
+  return isDetachedBuffer(view.buffer);
+}
+
 const EMPTY = Object.freeze({});
 
 /**
  * An options object whose keys all belong to `allowed` (a Set); undefined gives an empty object.
- * Unknown (misspelt) names throw a TypeError rather than being ignored.
+ * Unknown (misspelt) names throw a TypeError rather than being ignored. `name` is the argument's
+ * name in messages: 'options', or e.g. 'config' (then an unknown key is "unknown config field").
  */
-export function checkOptionsObject(fn, options, allowed) {
+export function checkOptionsObject(fn, options, allowed, name = 'options') {
   if (options === undefined) return EMPTY;
   if (options === null || typeof options !== 'object' || Array.isArray(options) || ArrayBuffer.isView(options)) {
-    throw typeError(fn, 'options', 'an object', options);
+    throw typeError(fn, name, 'an object', options);
   }
+  const what = name === 'options' ? 'option' : `${name} field`;
   for (const key of Object.keys(options)) {
     if (!allowed.has(key)) {
-      throw new TypeError(`posenc.${fn}: unknown option '${key}' (allowed: ${[...allowed].join(', ')})`);
+      throw new TypeError(`posenc.${fn}: unknown ${what} '${key}' (allowed: ${[...allowed].join(', ')})`);
     }
   }
   return options;

@@ -32,16 +32,23 @@ export interface EncoderLayerConfig {
 }
 
 export interface EncoderLayerOptions {
-  /** Every weight, row-major float32, shaped as in the PyTorch state_dict. */
   config: EncoderLayerConfig;
+  /**
+   * Every weight, row-major float32, shaped as in the PyTorch state_dict, each finite (a NaN or
+   * infinite element throws a RangeError naming it). Missing, extra or wrongly sized tensors throw
+   * a RangeError naming the tensor.
+   */
   weights: Record<EncoderLayerWeightName, Float32Array>;
 }
 
 export interface ForwardOptions {
   /** Hide keys after each query (PyTorch's generate_square_subsequent_mask). Default false. */
   causal?: boolean;
-  /** One entry per token; true / 1 hides that key (PyTorch's src_key_padding_mask). */
-  keyPaddingMask?: Uint8Array | ArrayLike<boolean | number>;
+  /**
+   * One entry per token, each 0, 1, false or true; true / 1 hides that key (PyTorch's
+   * src_key_padding_mask). Other values throw a RangeError naming the entry.
+   */
+  keyPaddingMask?: Uint8Array | readonly (boolean | number)[];
 }
 
 export interface EncoderLayer {
@@ -83,7 +90,7 @@ export interface Model {
   readonly vocab: readonly string[];
   /** The class names from the file's metadata (may be empty). */
   readonly labels: readonly string[];
-  /** Token ids (each 0..vocabSize-1). Returns logits, L x numClasses, a new Float32Array. */
+  /** Token ids (1 to 8192 integers, each 0..vocabSize-1). Returns logits, L x numClasses, a new Float32Array. */
   forward(tokens: Int32Array | readonly number[], options?: ModelForwardOptions): Float32Array;
   /**
    * Attention probabilities of the last forward (copies): of one layer [heads x L x L], or, with no
@@ -97,6 +104,10 @@ export interface Model {
 export interface LayerApi {
   /** A PyTorch nn.TransformerEncoderLayer (eval mode) from its config and state_dict tensors. */
   encoderLayer(options: EncoderLayerOptions): EncoderLayer;
-  /** A model from a .safetensors file (see cpp/include/posenc/model.hpp for its layout). */
-  loadModel(bytes: Uint8Array): Model;
+  /**
+   * A model from the bytes of a .safetensors file (see cpp/include/posenc/model.hpp for its
+   * layout, README "Weights and bad input" for what is refused). A bad file throws a RangeError
+   * naming the tensor, metadata key or part of the file; a wrong argument type a TypeError.
+   */
+  loadModel(bytes: Uint8Array | ArrayBuffer | SharedArrayBuffer): Model;
 }

@@ -4,7 +4,7 @@
 // one call and copied out into new JS-owned arrays, so nothing returned is a view of wasm memory
 // (memory growth would detach it).
 
-import { checkOptionsObject, describe, isDetached, typeError } from './check.js';
+import { checkOptionsObject, describe, isDetached, isDetachedBuffer, typeError } from './check.js';
 import { newLayerHandle, newModelHandle } from './handles.js';
 
 const ACTIVATIONS = ['relu', 'gelu'];
@@ -12,35 +12,14 @@ const LAYER_OPTIONS = new Set(['config', 'weights']);
 const CONFIG_FIELDS = new Set(['dModel', 'heads', 'ffDim', 'normFirst', 'activation', 'layerNormEps']);
 const LAYER_FORWARD_OPTIONS = new Set(['causal', 'keyPaddingMask']);
 const MODEL_FORWARD_OPTIONS = new Set(['causal', 'keyPaddingMask', 'positionalEncoding', 'pe']);
+const MAX_LENGTH = 8192; // posenc::kMaxSequenceLength
 const STATUS_OK = 0;
-// posenc::LayerStatus codes that are range errors of the caller's data or size, out_of_memory (14)
-// included, as for the encoding API (the rest are plain Errors: not ready).
-const RANGE_STATUSES = new Set([1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14]);
-// wasm32 memory tops out at 2 GB; the workspace of a forward is checked against it before the
-// call, so no buffer size can wrap around in the core's 32-bit size_t.
-const MAX_WASM_BYTES = 2 ** 31 - 65536;
 
 const LAYER_NAMES = [
   'self_attn.in_proj_weight', 'self_attn.in_proj_bias', 'self_attn.out_proj.weight',
   'self_attn.out_proj.bias', 'linear1.weight', 'linear1.bias', 'linear2.weight', 'linear2.bias',
   'norm1.weight', 'norm1.bias', 'norm2.weight', 'norm2.bias',
 ];
-
-/** Element count and shape (for messages) of each tensor of a layer. */
-function tensorLengths(d, ff) {
-  const shapes = {
-    'self_attn.in_proj_weight': [3 * d * d, `3 dModel x dModel`],
-    'self_attn.in_proj_bias': [3 * d, `3 dModel`],
-    'self_attn.out_proj.weight': [d * d, `dModel x dModel`],
-    'self_attn.out_proj.bias': [d, 'dModel'],
-    'linear1.weight': [ff * d, 'ffDim x dModel'],
-    'linear1.bias': [ff, 'ffDim'],
-    'linear2.weight': [d * ff, 'dModel x ffDim'],
-    'linear2.bias': [d, 'dModel'],
-  };
-  for (const n of ['norm1.weight', 'norm1.bias', 'norm2.weight', 'norm2.bias']) shapes[n] = [d, 'dModel'];
-  return shapes;
-}
 
 function checkInt(fn, name, value, min, max) {
   if (typeof value !== 'number') throw typeError(fn, name, 'an integer number', value);
@@ -50,16 +29,16 @@ function checkInt(fn, name, value, min, max) {
   return value;
 }
 
-/** value must be an instance of Type (a typed array class) over a live buffer. */
-function checkArray(fn, name, value, Type, expected) {
+/** A typed array of the given class that is not detached (a detached one reads as empty). */
+function checkTypedArray(fn, name, value, Type, expected) {
   if (!(value instanceof Type)) throw typeError(fn, name, expected, value);
   if (isDetached(value)) throw new TypeError(`posenc.${fn}: ${name} is backed by a detached ArrayBuffer`);
   return value;
 }
 
 /**
- * A key-padding mask as bytes (1 = hide that key), or null. Entries are 0, 1, false or true, as
- * for the encoding API's paddingMask.
+ * A key-padding mask as bytes (1 = hide that key), or null. An Array or any non-BigInt typed
+ * array; entries are 0, 1, false or true, as for the encoding API's paddingMask.
  */
 function maskBytes(fn, mask, length) {
   if (mask === undefined || mask === null) return null;
@@ -86,24 +65,33 @@ function maskBytes(fn, mask, length) {
 }
 
 /**
- * Refuses a forward whose workspace (in floats: x, out and 5 more L x dModel buffers, qkv
- * L x 3 dModel, the feed-forward L x ffDim, the attention heads x L x L) cannot fit in wasm32
- * memory. Without this, heads x L x L above 2^32 floats would wrap in the core's size_t.
+ * The Error for a posenc::LayerStatus the core returned: a RangeError (every status is about
+ * the caller's data or its size, out of memory included), its message naming the tensor,
+ * element or argument (`prefix` goes before that name, e.g. 'weights: ').
  */
-function checkWorkspace(fn, name, length, { dModel, heads, ffDim }, layers = 1) {
-  const perLayer = 8 * length * dModel + length * ffDim + heads * length * length;
-  const floats = layers * perLayer + 3 * length * dModel;
-  if (floats * 4 > MAX_WASM_BYTES) {
-    throw new RangeError(
-      `posenc.${fn}: ${name} with ${length} rows needs ${Math.ceil((floats * 4) / 2 ** 20)} MB of wasm memory ` +
-        `(attention: ${heads} heads x ${length} x ${length}), more than the 2 GB wasm32 can hold`,
-    );
-  }
+function errorFrom(fn, handle, prefix = '') {
+  return new RangeError(`posenc.${fn}: ${prefix}${handle.errorMessage()}`);
 }
 
-function errorFrom(fn, handle, status) {
-  const message = `posenc.${fn}: ${handle.errorMessage()}`;
-  return RANGE_STATUSES.has(status) ? new RangeError(message) : new Error(message);
+/** The shape of each state_dict tensor for a config, as [dims, the dims' names]. */
+function layerShapes(dModel, ffDim) {
+  const d = [dModel, 'dModel'];
+  const f = [ffDim, 'ffDim'];
+  const d3 = [3 * dModel, '3 dModel'];
+  return {
+    'self_attn.in_proj_weight': [d3, d],
+    'self_attn.in_proj_bias': [d3],
+    'self_attn.out_proj.weight': [d, d],
+    'self_attn.out_proj.bias': [d],
+    'linear1.weight': [f, d],
+    'linear1.bias': [f],
+    'linear2.weight': [d, f],
+    'linear2.bias': [d],
+    'norm1.weight': [d],
+    'norm1.bias': [d],
+    'norm2.weight': [d],
+    'norm2.bias': [d],
+  };
 }
 
 /**
@@ -111,15 +99,22 @@ function errorFrom(fn, handle, status) {
  * Emscripten module (with _malloc, _free, HEAPU8/HEAPF32 and the posenc_* exports).
  */
 export function attachLayerApi(api, Module) {
-  // Frees a list of pointers (0 entries are skipped).
-  const free = (ptrs) => {
-    for (const p of ptrs) if (p) Module._free(p);
-  };
   const alloc = (fn, bytes) => {
     const p = Module._malloc(Math.max(bytes, 4));
     if (!p) throw new RangeError(`posenc.${fn}: not enough wasm memory for ${bytes} bytes`);
     return p;
   };
+  // Runs body(...pointers) with one wasm allocation per byte count (null: no allocation, pointer
+  // 0) and frees them all afterwards, also when an allocation or the body throws.
+  function withBuffers(fn, byteCounts, body) {
+    const ptrs = [];
+    try {
+      for (const bytes of byteCounts) ptrs.push(bytes === null ? 0 : alloc(fn, bytes));
+      return body(...ptrs);
+    } finally {
+      for (const p of ptrs) if (p) Module._free(p);
+    }
+  }
   const finalizer = typeof FinalizationRegistry === 'function'
     ? new FinalizationRegistry((handle) => handle.delete())
     : null;
@@ -154,13 +149,10 @@ export function attachLayerApi(api, Module) {
 
   api.encoderLayer = function encoderLayer(options) {
     const fn = 'encoderLayer';
+    if (options === undefined) throw new TypeError(`posenc.${fn}: needs { config, weights }`);
     const { config, weights } = checkOptionsObject(fn, options, LAYER_OPTIONS);
-    if (config === null || typeof config !== 'object') throw typeError(fn, 'config', 'an object', config);
-    for (const key of Object.keys(config)) {
-      if (!CONFIG_FIELDS.has(key)) {
-        throw new TypeError(`posenc.${fn}: unknown config field '${key}' (allowed: ${[...CONFIG_FIELDS].join(', ')})`);
-      }
-    }
+    if (config === undefined) throw typeError(fn, 'config', 'an object', config);
+    checkOptionsObject(fn, config, CONFIG_FIELDS, 'config');
     const dModel = checkInt(fn, 'config.dModel', config.dModel, 1, 8192);
     const heads = checkInt(fn, 'config.heads', config.heads, 1, 256);
     const ffDim = checkInt(fn, 'config.ffDim', config.ffDim, 1, 65536);
@@ -179,42 +171,43 @@ export function attachLayerApi(api, Module) {
     if (!Number.isFinite(eps) || eps < 0) {
       throw new RangeError(`posenc.${fn}: config.layerNormEps must be a finite number >= 0, got ${eps}`);
     }
-    if (weights === null || typeof weights !== 'object' || Array.isArray(weights) || ArrayBuffer.isView(weights)) {
-      throw typeError(fn, 'weights', 'an object of Float32Arrays', weights);
+    if (weights === null || typeof weights !== 'object' || Array.isArray(weights) || ArrayBuffer.isView(weights) ||
+        weights instanceof Map) {
+      throw typeError(fn, 'weights', 'a plain object of Float32Arrays keyed by state_dict name', weights);
     }
-    // Like option names, tensor names are part of the API: unknown or missing ones are TypeErrors;
-    // a tensor of the wrong length is a RangeError that says the length expected.
+    const shapes = layerShapes(dModel, ffDim);
     for (const [name, value] of Object.entries(weights)) {
+      // Like option names, tensor names are part of the API: unknown or missing ones are
+      // TypeErrors; a tensor of the wrong length is a RangeError that says the length expected.
       if (!LAYER_NAMES.includes(name)) {
         throw new TypeError(`posenc.${fn}: weights["${name}"] is not a tensor of nn.TransformerEncoderLayer (expected ${LAYER_NAMES.join(', ')})`);
       }
-      checkArray(fn, `weights["${name}"]`, value, Float32Array, 'a Float32Array');
-    }
-    const lengths = tensorLengths(dModel, ffDim);
-    for (const name of LAYER_NAMES) {
-      if (!(name in weights)) throw new TypeError(`posenc.${fn}: weights["${name}"] is missing`);
-      const [count, shape] = lengths[name];
-      if (weights[name].length !== count) {
-        throw new RangeError(`posenc.${fn}: weights["${name}"] must hold ${shape} = ${count} floats, got ${weights[name].length}`);
+      checkTypedArray(fn, `weights["${name}"]`, value, Float32Array, 'a Float32Array');
+      const dims = shapes[name];
+      const count = dims.reduce((n, [size]) => n * size, 1);
+      if (value.length !== count) {
+        const shape = dims.length === 1 ? '' : `${dims.map(([size]) => size).join(' x ')} = `;
+        const names = dims.map(([, what]) => what).join(' x ');
+        throw new RangeError(`posenc.${fn}: weights["${name}"] must hold ${shape}${count} floats (${names}), got ${value.length}`);
       }
+    }
+    for (const name of LAYER_NAMES) {
+      if (!Object.hasOwn(weights, name)) throw new TypeError(`posenc.${fn}: weights["${name}"] is missing`);
     }
 
     const handle = newLayerHandle(Module);
     try {
-      let status = handle.configure(dModel, heads, ffDim, normFirst, ACTIVATIONS.indexOf(activation), eps);
-      if (status !== STATUS_OK) throw errorFrom(fn, handle, status);
+      if (handle.configure(dModel, heads, ffDim, normFirst, ACTIVATIONS.indexOf(activation), eps) !== STATUS_OK) {
+        throw errorFrom(fn, handle, 'config: ');
+      }
       for (const name of LAYER_NAMES) {
         const w = weights[name];
-        const ptr = alloc(fn, w.length * 4);
-        try {
+        const status = withBuffers(fn, [w.length * 4], (ptr) => {
           Module.HEAPF32.set(w, ptr / 4);
-          status = handle.setTensor(name, ptr, w.length);
-        } finally {
-          free([ptr]);
-        }
-        if (status !== STATUS_OK) {
-          throw new RangeError(`posenc.${fn}: weights["${name}"]: ${handle.errorMessage()}`);
-        }
+          return handle.setTensor(name, ptr, w.length);
+        });
+        // Shapes were checked above: what is left is a NaN or infinite element, or memory.
+        if (status !== STATUS_OK) throw errorFrom(fn, handle, 'weights: ');
       }
     } catch (e) {
       handle.delete();
@@ -226,31 +219,21 @@ export function attachLayerApi(api, Module) {
       forward(h, x, options) {
         const f = 'encoderLayer.forward';
         const o = checkOptionsObject(f, options, LAYER_FORWARD_OPTIONS);
-        checkArray(f, 'x', x, Float32Array, 'a Float32Array (L x dModel, row-major)');
+        checkTypedArray(f, 'x', x, Float32Array, 'a Float32Array (L x dModel, row-major)');
         if (x.length === 0 || x.length % dModel !== 0) {
           throw new RangeError(`posenc.${f}: x must hold L x ${dModel} floats with L >= 1, got ${x.length}`);
         }
         const length = x.length / dModel;
-        if (length > 8192) throw new RangeError(`posenc.${f}: x has ${length} rows; at most 8192`);
+        if (length > MAX_LENGTH) throw new RangeError(`posenc.${f}: x has ${length} rows (L); at most ${MAX_LENGTH}`);
         const causal = o.causal ?? false;
         if (typeof causal !== 'boolean') throw typeError(f, 'causal', 'a boolean', causal);
         const mask = maskBytes(f, o.keyPaddingMask, length);
-        checkWorkspace(f, 'x', length, frozen);
-        let xp = 0;
-        let op = 0;
-        let mp = 0;
-        try {
-          xp = alloc(f, x.length * 4);
-          op = alloc(f, x.length * 4);
-          if (mask) mp = alloc(f, mask.length);
+        return withBuffers(f, [x.length * 4, x.length * 4, mask ? length : null], (xp, op, mp) => {
           Module.HEAPF32.set(x, xp / 4);
           if (mask) Module.HEAPU8.set(mask, mp);
-          const status = h.forward(xp, length, causal, mp, op);
-          if (status !== STATUS_OK) throw errorFrom(f, h, status);
+          if (h.forward(xp, length, causal, mp, op) !== STATUS_OK) throw errorFrom(f, h);
           return Module.HEAPF32.slice(op / 4, op / 4 + x.length);
-        } finally {
-          free([xp, op, mp]);
-        }
+        });
       },
       attention(h) {
         const l = h.attentionLength();
@@ -263,19 +246,20 @@ export function attachLayerApi(api, Module) {
 
   api.loadModel = function loadModel(bytes) {
     const fn = 'loadModel';
-    checkArray(fn, 'bytes', bytes, Uint8Array, 'a Uint8Array (.safetensors file)');
+    const expected = 'a Uint8Array or an ArrayBuffer (the bytes of a .safetensors file)';
+    if (bytes instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && bytes instanceof SharedArrayBuffer)) {
+      if (isDetachedBuffer(bytes)) throw new TypeError(`posenc.${fn}: bytes is a detached ArrayBuffer`);
+      bytes = new Uint8Array(bytes);
+    }
+    checkTypedArray(fn, 'bytes', bytes, Uint8Array, expected);
     const handle = newModelHandle(Module);
     let info;
     try {
-      const ptr = alloc(fn, bytes.length);
-      let status;
-      try {
+      const status = withBuffers(fn, [bytes.length], (ptr) => {
         Module.HEAPU8.set(bytes, ptr);
-        status = handle.load(ptr, bytes.length);
-      } finally {
-        free([ptr]);
-      }
-      if (status !== STATUS_OK) throw errorFrom(fn, handle, status);
+        return handle.load(ptr, bytes.length);
+      });
+      if (status !== STATUS_OK) throw errorFrom(fn, handle);
       info = handle.info();
     } catch (e) {
       handle.delete();
@@ -294,13 +278,12 @@ export function attachLayerApi(api, Module) {
       forward(h, tokens, options) {
         const f = 'model.forward';
         const o = checkOptionsObject(f, options, MODEL_FORWARD_OPTIONS);
-        if (!(tokens instanceof Int32Array) && !Array.isArray(tokens)) {
-          throw typeError(f, 'tokens', 'an Int32Array or an Array of token ids', tokens);
+        if (!Array.isArray(tokens)) {
+          checkTypedArray(f, 'tokens', tokens, Int32Array, 'an Int32Array or an Array of token ids');
         }
-        if (!Array.isArray(tokens)) checkArray(f, 'tokens', tokens, Int32Array, 'an Int32Array');
         const length = tokens.length;
-        if (length < 1 || length > 8192) {
-          throw new RangeError(`posenc.${f}: tokens must hold 1 to 8192 ids, got ${length}`);
+        if (length < 1 || length > MAX_LENGTH) {
+          throw new RangeError(`posenc.${f}: tokens must hold 1 to ${MAX_LENGTH} ids, got ${length}`);
         }
         const ids = new Int32Array(length);
         for (let i = 0; i < length; i++) {
@@ -314,29 +297,19 @@ export function attachLayerApi(api, Module) {
         const causal = o.causal ?? false;
         if (typeof causal !== 'boolean') throw typeError(f, 'causal', 'a boolean', causal);
         if (o.positionalEncoding !== undefined && o.pe !== undefined) {
-          throw new TypeError(`posenc.${f}: give either positionalEncoding or its alias pe, not both`);
+          throw new TypeError(`posenc.${f}: give positionalEncoding or its alias pe, not both`);
         }
         const peName = o.pe !== undefined ? 'pe' : 'positionalEncoding';
         const usePe = o.positionalEncoding ?? o.pe ?? true;
         if (typeof usePe !== 'boolean') throw typeError(f, peName, 'a boolean', usePe);
         const mask = maskBytes(f, o.keyPaddingMask, length);
-        checkWorkspace(f, 'tokens', length, config, config.numLayers);
         const n = length * config.numClasses;
-        let tp = 0;
-        let op = 0;
-        let mp = 0;
-        try {
-          tp = alloc(f, length * 4);
-          op = alloc(f, n * 4);
-          if (mask) mp = alloc(f, length);
+        return withBuffers(f, [length * 4, n * 4, mask ? length : null], (tp, op, mp) => {
           Module.HEAP32.set(ids, tp / 4);
           if (mask) Module.HEAPU8.set(mask, mp);
-          const status = h.forward(tp, length, causal, mp, usePe, op);
-          if (status !== STATUS_OK) throw errorFrom(f, h, status);
+          if (h.forward(tp, length, causal, mp, usePe, op) !== STATUS_OK) throw errorFrom(f, h);
           return Module.HEAPF32.slice(op / 4, op / 4 + n);
-        } finally {
-          free([tp, op, mp]);
-        }
+        });
       },
       attention(h, layer) {
         if (layer !== undefined) checkInt('model.attention', 'layer', layer, 0, config.numLayers - 1);

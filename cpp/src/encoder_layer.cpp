@@ -6,6 +6,8 @@
 #include <cstring>
 #include <utility>
 
+#include "tensor_check.hpp"
+
 namespace posenc {
 
 const char* const kLayerTensorNames[kLayerTensorCount] = {
@@ -105,6 +107,9 @@ LayerError EncoderLayer::set_tensor(std::string_view name, const float* data, st
   }
   if (count != want_count || data == nullptr)
     return layer_error(LayerStatus::wrong_shape, std::string(name));
+  const std::string non_finite = detail::first_non_finite(
+      name, data, count, want.ndim == 2 ? static_cast<std::size_t>(want.dims[1]) : 0);
+  if (!non_finite.empty()) return layer_error(LayerStatus::non_finite, non_finite);
 
   bool ok = true;
   if (want.ndim == 2) {
@@ -135,29 +140,36 @@ LayerError EncoderLayer::check_complete() const {
 
 LayerError EncoderLayer::ensure_workspace(std::int64_t length) {
   if (length <= capacity_) return {};
-  // Element counts in 64 bits: heads * length^2 passes 2^32 long before length is large, and
-  // size_t is 32 bits in wasm32. Counts that do not fit a size_t are out of memory.
-  const std::uint64_t l64 = static_cast<std::uint64_t>(length);
-  const std::uint64_t widest = std::max<std::uint64_t>(
-      {3 * static_cast<std::uint64_t>(config_.d_model), static_cast<std::uint64_t>(config_.ff_dim),
-       static_cast<std::uint64_t>(config_.heads) * l64});
-  if (l64 > (std::uint64_t{1} << 31) || widest > (std::uint64_t{1} << 31) ||
-      l64 * widest > static_cast<std::uint64_t>(static_cast<std::size_t>(-1) / sizeof(float))) {
-    return layer_error(LayerStatus::out_of_memory, "length");
-  }
   const std::size_t l = static_cast<std::size_t>(length);
   const std::size_t d = static_cast<std::size_t>(config_.d_model);
   const std::size_t f = static_cast<std::size_t>(config_.ff_dim);
   const std::size_t h = static_cast<std::size_t>(config_.heads);
-  if (!x_.resize(l * d) || !normed_.resize(l * d) || !qkv_.resize(l * 3 * d) ||
-      !heads_out_.resize(l * d) || !sublayer_.resize(l * d) || !hidden_.resize(l * f) ||
-      !probs_.resize(h * l * l) || !key_order_.resize(2 * l) || !key_row_.resize(l)) {
-    capacity_ = 0;
-    has_attention_ = false;
+  // Sizes in floats, checked: in wasm32 heads x L x L alone can pass 2^32. A size no buffer can
+  // have fails here, before anything is allocated.
+  std::size_t l3d = 0, lf = 0, hl = 0, hll = 0;
+  const bool fits = detail::checked_multiply(l, 3 * d, &l3d) &&
+                    detail::checked_multiply(l, f, &lf) && detail::checked_multiply(h, l, &hl) &&
+                    detail::checked_multiply(hl, l, &hll) && l3d <= FloatBuffer::kMaxSize &&
+                    lf <= FloatBuffer::kMaxSize && hll <= FloatBuffer::kMaxSize;
+  if (!fits || !x_.resize(l * d) || !normed_.resize(l * d) || !qkv_.resize(l3d) ||
+      !heads_out_.resize(l * d) || !sublayer_.resize(l * d) || !hidden_.resize(lf) ||
+      !probs_.resize(hll) || !key_order_.resize(2 * l) || !key_row_.resize(l)) {
+    release_workspace();
     return layer_error(LayerStatus::out_of_memory, "length");
   }
   capacity_ = length;
   return {};
+}
+
+void EncoderLayer::release_workspace() {
+  for (FloatBuffer* b :
+       {&x_, &normed_, &qkv_, &heads_out_, &sublayer_, &hidden_, &probs_, &key_row_})
+    *b = FloatBuffer();
+  key_order_ = IndexBuffer();
+  keys_ = PackedMatrix();
+  values_ = PackedMatrix();
+  capacity_ = 0;
+  has_attention_ = false;
 }
 
 void EncoderLayer::layer_norm(const float* x, const FloatBuffer& weight, const FloatBuffer& bias,
@@ -303,7 +315,7 @@ LayerError EncoderLayer::forward(const float* x, std::size_t x_len, std::int64_t
   const std::int64_t dh = d / config_.heads;
   if (!keys_.pack_transposed(qkv_.data(), length, dh, 3 * d) ||
       !values_.pack(qkv_.data(), length, dh, 3 * d)) {
-    has_attention_ = false;
+    release_workspace();
     return layer_error(LayerStatus::out_of_memory, "length");
   }
 

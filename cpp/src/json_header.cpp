@@ -150,12 +150,41 @@ class Parser {
     }
   }
 
+  // A multi-byte UTF-8 sequence whose lead byte (>= 0x80) was just read: the continuation bytes
+  // must follow, with no overlong form, no surrogate and nothing above U+10FFFF (RFC 3629).
+  bool utf8_sequence(unsigned char lead, std::string* out) {
+    int more;
+    std::uint32_t cp, min;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      more = 1, cp = lead & 0x1Fu, min = 0x80;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      more = 2, cp = lead & 0x0Fu, min = 0x800;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      more = 3, cp = lead & 0x07u, min = 0x10000;
+    } else {
+      return false;  // a continuation byte, or a lead byte no valid sequence starts with
+    }
+    if (end_ - p_ < more) return false;
+    out->push_back(static_cast<char>(lead));
+    for (int i = 0; i < more; ++i) {
+      const unsigned char c = static_cast<unsigned char>(*p_++);
+      if ((c & 0xC0u) != 0x80u) return false;
+      cp = (cp << 6) | (c & 0x3Fu);
+      out->push_back(static_cast<char>(c));
+    }
+    return cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+  }
+
   bool string(std::string* out) {
     ++p_;  // '"'
     while (p_ < end_) {
       const unsigned char c = static_cast<unsigned char>(*p_++);
       if (c == '"') return true;
       if (c < 0x20) return false;
+      if (c >= 0x80) {
+        if (!utf8_sequence(c, out)) return false;
+        continue;
+      }
       if (c != '\\') {
         out->push_back(static_cast<char>(c));
         continue;

@@ -30,8 +30,8 @@ inline constexpr int kMaxDepth = 16;
 inline constexpr std::size_t kMaxValues = 1u << 18;
 
 // Parses one JSON value filling the whole text (surrounding whitespace allowed). Returns false on
-// any syntax error, invalid UTF-8 escape, nesting deeper than kMaxDepth or more than kMaxValues
-// values.
+// any syntax error, invalid UTF-8 (raw bytes or \u escapes) in a string, nesting deeper than
+// kMaxDepth or more than kMaxValues values.
 bool parse_json(const char* text, std::size_t size, JsonValue* out);
 
 }  // namespace posenc::detail

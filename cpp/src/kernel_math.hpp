@@ -95,6 +95,14 @@ inline void sincos_f32(double x, float& s, float& c) {
   apply_quadrant(static_cast<std::int64_t>(k), sr, cr, s, c);
 }
 
+// v limited to [-1, 1]. The angle addition sin a cos b + cos a sin b, rounded in float32, can
+// come out one ulp above 1 (found by fuzz_encode); clamping only ever moves it closer to the
+// exact value. Same result as the SIMD kernel's f32x4.max / f32x4.min for finite v.
+inline float clamp_unit(float v) {
+  v = v < -1.0f ? -1.0f : v;
+  return v > 1.0f ? 1.0f : v;
+}
+
 // out = v (Add = false) or out = out * scale + v (Add = true).
 template <bool Add>
 inline void put(float* out, float v, float scale) {

@@ -71,8 +71,8 @@ void rotate_row(const RowLayout& L, const float* sa, const float* ca, const floa
                 const float* cj, bool add, float scale, float* out) {
   dispatch(L, add, scale, out, [&](std::int64_t i, float* s, float* c) {
     for (int k = 0; k < 4; ++k) {
-      s[k] = sa[i + k] * cj[i + k] + ca[i + k] * sj[i + k];
-      c[k] = ca[i + k] * cj[i + k] - sa[i + k] * sj[i + k];
+      s[k] = clamp_unit(sa[i + k] * cj[i + k] + ca[i + k] * sj[i + k]);
+      c[k] = clamp_unit(ca[i + k] * cj[i + k] - sa[i + k] * sj[i + k]);
     }
   });
 }

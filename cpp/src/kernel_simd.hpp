@@ -171,8 +171,12 @@ inline void rotate_row(const RowLayout& L, const float* sa, const float* ca, con
   dispatch(L, add, scale, out, [&](std::int64_t i, v128_t& s, v128_t& c) {
     const v128_t a_s = wasm_v128_load(sa + i), a_c = wasm_v128_load(ca + i);
     const v128_t j_s = wasm_v128_load(sj + i), j_c = wasm_v128_load(cj + i);
+    const v128_t one = wasm_f32x4_splat(1.0f), minus_one = wasm_f32x4_splat(-1.0f);
     s = wasm_f32x4_add(wasm_f32x4_mul(a_s, j_c), wasm_f32x4_mul(a_c, j_s));
     c = wasm_f32x4_sub(wasm_f32x4_mul(a_c, j_c), wasm_f32x4_mul(a_s, j_s));
+    // As scalar::rotate_row's clamp_unit: one ulp above 1 is possible.
+    s = wasm_f32x4_min(wasm_f32x4_max(s, minus_one), one);
+    c = wasm_f32x4_min(wasm_f32x4_max(c, minus_one), one);
   });
 }
 

@@ -27,13 +27,19 @@ const char* layer_status_message(LayerStatus s) {
     case LayerStatus::malformed_file:
       return "malformed safetensors file (truncated, bad header length or invalid JSON header)";
     case LayerStatus::invalid_header:
-      return "invalid safetensors header entry (needs dtype, shape, data_offsets)";
+      return "invalid safetensors header entry (a tensor needs exactly dtype, shape and "
+             "data_offsets, __metadata__ values must be strings, no key twice)";
     case LayerStatus::invalid_offsets:
       return "safetensors data_offsets outside the data, overlapping, or not matching the shape";
     case LayerStatus::invalid_metadata:
       return "missing or invalid model metadata in __metadata__";
     case LayerStatus::out_of_memory:
       return "not enough memory";
+    case LayerStatus::non_finite:
+      return "weight is NaN or infinite (weights must be finite)";
+    case LayerStatus::uncovered_data:
+      return "safetensors data has bytes that no tensor's data_offsets cover (a gap before this "
+             "tensor, or, named 'data', bytes after the last tensor)";
   }
   return "unknown error";
 }

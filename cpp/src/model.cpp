@@ -1,13 +1,17 @@
 // Model: loading from safetensors and the forward pass.
 #include "posenc/model.hpp"
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <utility>
 
 #include "posenc/presets.hpp"
 #include "posenc/safetensors.hpp"
+#include "tensor_check.hpp"
 
 namespace posenc {
 
@@ -89,7 +93,31 @@ LayerError read_tensor(const SafetensorsFile& file, const std::string& name,
   for (std::int64_t s : shape)
     if (t->shape[i++] != s) return layer_error(LayerStatus::wrong_shape, name);
   if (!out->resize(t->elements)) return layer_error(LayerStatus::out_of_memory, name);
-  return file.read_f32(*t, out->data(), t->elements);
+  if (LayerError e = file.read_f32(*t, out->data(), t->elements); !e.ok()) return e;
+  const std::size_t columns = shape.size() == 2 ? static_cast<std::size_t>(t->shape[1]) : 0;
+  const std::string non_finite = detail::first_non_finite(name, out->data(), t->elements, columns);
+  if (!non_finite.empty()) return layer_error(LayerStatus::non_finite, non_finite);
+  return {};
+}
+
+// What a failed validate() of the layer config derived from the file is about: the metadata key
+// or the tensor the value came from.
+LayerError config_error(const LayerError& e) {
+  if (e.name == "heads") return bad_metadata("heads");
+  if (e.name == "layerNormEps") return bad_metadata("layer_norm_eps");
+  if (e.name == "activation") return bad_metadata("activation");
+  if (e.name == "ffDim") return layer_error(LayerStatus::wrong_shape, "layers.0.linear1.weight");
+  return layer_error(LayerStatus::wrong_shape, "embedding.weight");  // dModel
+}
+
+// The names of every tensor a model with num_layers layers has, sorted.
+std::vector<std::string> model_tensor_names(std::int64_t num_layers) {
+  std::vector<std::string> names = {"embedding.weight", "head.weight", "head.bias"};
+  for (std::int64_t i = 0; i < num_layers; ++i)
+    for (const char* short_name : kLayerTensorNames)
+      names.push_back("layers." + std::to_string(i) + "." + short_name);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace
@@ -126,7 +154,7 @@ LayerError Model::load(const std::uint8_t* bytes, std::size_t size) {
   const TensorInfo* emb = file.find("embedding.weight");
   if (emb == nullptr) return layer_error(LayerStatus::missing_tensor, "embedding.weight");
   if (emb->shape.size() != 2 || emb->shape[0] < 1 || emb->shape[1] < 1 ||
-      emb->shape[1] > kMaxModelDim || emb->shape[0] > (std::int64_t{1} << 31))
+      emb->shape[1] > kMaxModelDim || emb->shape[0] > std::numeric_limits<std::int32_t>::max())
     return layer_error(LayerStatus::wrong_shape, "embedding.weight");
   c.vocab_size = emb->shape[0];
   c.layer.d_model = emb->shape[1];
@@ -141,11 +169,12 @@ LayerError Model::load(const std::uint8_t* bytes, std::size_t size) {
   if (hw->shape.size() != 2 || hw->shape[0] < 1 || hw->shape[0] > 65536)
     return layer_error(LayerStatus::wrong_shape, "head.weight");
   c.num_classes = hw->shape[0];
-  if (LayerError e = validate(c.layer); !e.ok()) return bad_metadata(e.name.c_str());
+  if (LayerError e = validate(c.layer); !e.ok()) return config_error(e);
 
   c.embedding_scale = std::sqrt(static_cast<double>(d));
   if (const std::string* v = file.metadata("embedding_scale"))
-    if (!parse_double(*v, &c.embedding_scale)) return bad_metadata("embedding_scale");
+    if (!parse_double(*v, &c.embedding_scale) || std::fabs(c.embedding_scale) > FLT_MAX)
+      return bad_metadata("embedding_scale");  // forward multiplies by it as a float32
 
   if (c.positional_encoding != "none") {
     Preset preset;
@@ -185,19 +214,16 @@ LayerError Model::load(const std::uint8_t* bytes, std::size_t size) {
       if (LayerError e = file.read_f32(*t, tmp.data(), t->elements); !e.ok()) return e;
       LayerError e = layer.set_tensor(short_name, tmp.data(), t->elements, t->shape.data(),
                                       static_cast<int>(t->shape.size()));
-      if (!e.ok()) return layer_error(e.status, name);
+      if (!e.ok()) return layer_error(e.status, prefix + e.name);  // e.name: short_name[...]
       ++used;
     }
   }
   if (used != file.tensors().size()) {
     // Name the first tensor the model does not use.
-    for (const TensorInfo& t : file.tensors()) {
-      bool known = t.name == "embedding.weight" || t.name == "head.weight" || t.name == "head.bias";
-      for (std::int64_t i = 0; i < c.num_layers && !known; ++i)
-        for (const char* short_name : kLayerTensorNames)
-          if (t.name == "layers." + std::to_string(i) + "." + short_name) known = true;
-      if (!known) return layer_error(LayerStatus::unknown_tensor, t.name);
-    }
+    const std::vector<std::string> known = model_tensor_names(c.num_layers);
+    for (const TensorInfo& t : file.tensors())
+      if (!std::binary_search(known.begin(), known.end(), t.name))
+        return layer_error(LayerStatus::unknown_tensor, t.name);
   }
   *this = std::move(m);
   return {};
@@ -244,8 +270,17 @@ LayerError Model::forward(const std::int32_t* tokens, std::int64_t length,
   return {};
 }
 
+std::int64_t Model::attention_length() const {
+  if (layers_.empty()) return 0;
+  const std::int64_t length = layers_[0].attention_length();
+  for (const EncoderLayer& layer : layers_)
+    if (layer.attention_length() != length) return 0;
+  return length;
+}
+
 const float* Model::attention(std::int64_t layer) const {
-  if (layer < 0 || layer >= static_cast<std::int64_t>(layers_.size())) return nullptr;
+  if (layer < 0 || layer >= static_cast<std::int64_t>(layers_.size()) || attention_length() == 0)
+    return nullptr;
   return layers_[static_cast<std::size_t>(layer)].attention();
 }
 

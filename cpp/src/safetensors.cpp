@@ -119,13 +119,21 @@ LayerError SafetensorsFile::parse(const std::uint8_t* bytes, std::size_t size) {
       root.type != JsonValue::Type::object)
     return layer_error(LayerStatus::malformed_file, "header");
 
+  // No key twice (sorted, so that a header of many keys stays O(n log n)).
+  std::vector<const std::string*> keys;
+  keys.reserve(root.keys.size());
+  for (const std::string& key : root.keys)
+    keys.push_back(&key);
+  std::sort(keys.begin(), keys.end(),
+            [](const std::string* a, const std::string* b) { return *a < *b; });
+  for (std::size_t i = 1; i < keys.size(); ++i)
+    if (*keys[i] == *keys[i - 1]) return layer_error(LayerStatus::invalid_header, *keys[i]);
+
   SafetensorsFile result;
   result.data_ = bytes + 8 + n;
   result.data_size_ = size - 8 - static_cast<std::size_t>(n);
   for (std::size_t i = 0; i < root.keys.size(); ++i) {
     const std::string& key = root.keys[i];
-    for (std::size_t j = 0; j < i; ++j)
-      if (root.keys[j] == key) return layer_error(LayerStatus::invalid_header, key);
     const JsonValue& v = root.items[i];
     if (key == "__metadata__") {
       if (v.type != JsonValue::Type::object) return layer_error(LayerStatus::invalid_header, key);
@@ -136,19 +144,31 @@ LayerError SafetensorsFile::parse(const std::uint8_t* bytes, std::size_t size) {
       }
       continue;
     }
+    // An empty tensor name could not be named in an error (found by fuzz_safetensors).
+    if (key.empty()) return layer_error(LayerStatus::invalid_header, "\"\"");
     TensorInfo info;
     if (LayerError e = entry(key, v, result.data_size_, &info); !e.ok()) return e;
     result.tensors_.push_back(std::move(info));
   }
-  // No two non-empty ranges overlap.
+  // The ranges tile the data exactly, as the reference implementation requires: in order of
+  // offsets each begins where the previous one ended (an earlier begin overlaps it, a later one
+  // leaves a gap), the first at 0, and the last ends at the end of the data.
   std::vector<const TensorInfo*> order;
+  order.reserve(result.tensors_.size());
   for (const TensorInfo& t : result.tensors_)
-    if (t.end > t.begin) order.push_back(&t);
-  std::sort(order.begin(), order.end(),
-            [](const TensorInfo* a, const TensorInfo* b) { return a->begin < b->begin; });
-  for (std::size_t i = 1; i < order.size(); ++i)
-    if (order[i]->begin < order[i - 1]->end)
-      return layer_error(LayerStatus::invalid_offsets, order[i]->name);
+    order.push_back(&t);
+  std::sort(order.begin(), order.end(), [](const TensorInfo* a, const TensorInfo* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  std::size_t covered = 0;
+  for (const TensorInfo* t : order) {
+    if (t->begin < covered) return layer_error(LayerStatus::invalid_offsets, t->name);
+    if (t->begin > covered) return layer_error(LayerStatus::uncovered_data, t->name);
+    covered = t->end;
+  }
+  if (covered != result.data_size_) {  // bytes after the last tensor
+    return layer_error(LayerStatus::uncovered_data, "data");
+  }
   *this = std::move(result);
   return {};
 }

@@ -1,8 +1,10 @@
 // Memory and lifetime: many calls and create/dispose cycles leave the wasm heap where it started;
 // a request that cannot fit throws a RangeError and the instance keeps serving smaller ones.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { loadPackage } from './helpers.mjs';
+import { fixtureDir, layerState, lcgValues, loadPackage } from './helpers.mjs';
 
 const { init } = await loadPackage();
 
@@ -59,4 +61,106 @@ test('a request that cannot fit in memory throws RangeError; smaller ones still 
   assert.throws(() => pe.shift(1, 23200), RangeError); // 2.15 GB, just over
   assert.equal(pe.shift(1, 2).length, 4);
   assert.deepEqual(pe.encode(2, 4), (await init()).encode(2, 4));
+});
+
+// The layer API (issue 7): encoder layers and models own wasm memory until dispose().
+
+const taggerBytes = new Uint8Array(readFileSync(join(fixtureDir, 'model', 'tagger.safetensors')));
+const layerWeights = layerState(4, 8, 16);
+const layerConfig = { dModel: 8, heads: 2, ffDim: 16 };
+
+test('10,000 encoder layer create/forward/dispose cycles leave the wasm heap where it started', async () => {
+  const pe = await init();
+  const x = lcgValues(1, 3 * 8, 1);
+  pe.encoderLayer({ config: layerConfig, weights: layerWeights }).dispose(); // embind's first-use setup
+  const before = heap(pe);
+  let first;
+  for (let i = 0; i < 10000; i++) {
+    const layer = pe.encoderLayer({ config: layerConfig, weights: layerWeights });
+    const y = layer.forward(x, { causal: i % 2 === 1 });
+    if (i === 0) first = y;
+    layer.dispose();
+  }
+  assert.equal(heap(pe), before);
+  const layer = pe.encoderLayer({ config: layerConfig, weights: layerWeights });
+  assert.deepEqual(layer.forward(x), first);
+  layer.dispose();
+});
+
+test('10,000 loadModel (the tagger) / dispose cycles, every 10th with a forward, leave the wasm heap where it started', async () => {
+  const pe = await init();
+  pe.loadModel(taggerBytes).dispose();
+  const before = heap(pe);
+  let first;
+  for (let i = 0; i < 10000; i++) {
+    const model = pe.loadModel(taggerBytes);
+    if (i % 10 === 0) {
+      const logits = model.forward([1, 2, 3]);
+      if (i === 0) first = logits;
+    }
+    model.dispose();
+  }
+  assert.equal(heap(pe), before);
+  const model = pe.loadModel(taggerBytes);
+  assert.deepEqual(model.forward([1, 2, 3]), first);
+  model.dispose();
+});
+
+test('1,000 failed loads and failed forwards leave the wasm heap where it started', async () => {
+  const pe = await init();
+  const model = pe.loadModel(taggerBytes);
+  const good = model.forward([1, 2, 3]);
+  // A layer whose attention for L = 2048 (256 heads x 2048 x 2048 floats) cannot fit: the
+  // forward fails inside the core, after the JS layer has allocated x and out.
+  const wide = pe.encoderLayer({ config: { dModel: 256, heads: 256, ffDim: 4 }, weights: layerState(7, 256, 4) });
+  const small = lcgValues(2, 2 * 256, 1);
+  const wideGood = wide.forward(small);
+  const tooLong = new Float32Array(2048 * 256);
+  const truncated = taggerBytes.subarray(0, 3000);
+  const nan = new Uint8Array(taggerBytes);
+  nan.set([0x00, 0x7e], nan.length - 2); // head.bias[2] (F16) = NaN
+  const badLayer = { config: layerConfig, weights: { ...layerWeights, 'norm1.bias': new Float32Array(8).fill(NaN) } };
+  const fail = () => {
+    assert.throws(() => pe.loadModel(truncated), RangeError);
+    assert.throws(() => pe.loadModel(nan), /head\.bias\[2\]: weight is NaN/);
+    assert.throws(() => pe.loadModel('x'), TypeError);
+    assert.throws(() => model.forward([1, 999]), RangeError);
+    assert.throws(() => model.forward([1, 2], { keyPaddingMask: [0, 3] }), RangeError);
+    assert.throws(() => wide.forward(tooLong), /length: not enough memory/);
+    assert.throws(() => pe.encoderLayer(badLayer), /norm1\.bias\[0\]: weight is NaN/);
+  };
+  // Once first: the wasm memory grows to hold tooLong (and dlmalloc's bookkeeping with it).
+  fail();
+  // A failed forward frees the layer's workspace; the next good one sizes it again.
+  assert.deepEqual(wide.forward(small), wideGood);
+  const before = heap(pe);
+  for (let i = 0; i < 1000; i++) fail();
+  assert.deepEqual(wide.forward(small), wideGood);
+  assert.equal(heap(pe), before);
+  assert.deepEqual(model.forward([1, 2, 3]), good);
+  model.dispose();
+  wide.dispose();
+});
+
+test('layers and models: use after dispose throws, dispose twice is harmless', async () => {
+  const pe = await init();
+  const before = heap(pe);
+  const layer = pe.encoderLayer({ config: layerConfig, weights: layerWeights });
+  const model = pe.loadModel(taggerBytes);
+  model.forward([1, 2]);
+  layer.dispose();
+  model.dispose();
+  assert.equal(heap(pe), before);
+  assert.throws(() => layer.forward(new Float32Array(8)), /encoderLayer\.forward: this encoderLayer was disposed/);
+  assert.throws(() => layer.attention(), /disposed/);
+  assert.throws(() => model.forward([1, 2]), /model\.forward: this model was disposed/);
+  assert.throws(() => model.attention(0), /model\.attention: this model was disposed/);
+  layer.dispose();
+  model.dispose();
+  if (typeof Symbol.dispose === 'symbol') {
+    model[Symbol.dispose]();
+    layer[Symbol.dispose]();
+  }
+  assert.equal(heap(pe), before);
+  assert.equal(model.config.vocabSize, 30); // plain data stays readable
 });

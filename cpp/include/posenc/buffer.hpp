@@ -32,10 +32,13 @@ class Buffer {
   }
   ~Buffer() { std::free(data_); }
 
+  // The largest n resize() accepts (its byte count, padded, must fit in size_t).
+  static constexpr std::size_t kMaxSize = static_cast<std::size_t>(-1) / sizeof(T) - 64;
+
   // Makes the buffer hold n zeroed elements (16-byte aligned, 4 elements of slack at the end).
   // Returns false (and leaves the buffer unchanged) when n is too large or memory runs out.
   bool resize(std::size_t n) {
-    if (n > (static_cast<std::size_t>(-1) / sizeof(T)) - 64) return false;
+    if (n > kMaxSize) return false;
     void* p = nullptr;
     const std::size_t bytes = ((n + 4) * sizeof(T) + 15) / 16 * 16;
     p = std::aligned_alloc(16, bytes);

@@ -69,8 +69,10 @@ class EncoderLayer {
   LayerError configure(const LayerConfig& config);
 
   // Sets one weight by its state_dict name (e.g. "linear1.weight"). shape (ndim entries) is
-  // checked when given; count must equal the expected element count. The data is copied.
-  // Errors: unknown_tensor (name), wrong_shape, out_of_memory; the layer is unchanged then.
+  // checked when given; count must equal the expected element count; every value must be finite.
+  // The data is copied. Errors: unknown_tensor (name), wrong_shape (name), non_finite (the first
+  // NaN or infinite element, e.g. "linear1.weight[2][5]"), out_of_memory; the layer is unchanged
+  // then.
   LayerError set_tensor(std::string_view name, const float* data, std::size_t count,
                         const std::int64_t* shape = nullptr, int ndim = 0);
 
@@ -80,7 +82,8 @@ class EncoderLayer {
   const LayerConfig& config() const { return config_; }
 
   // out (L x dModel, row-major) = layer(x (L x dModel)). x and out may be the same buffer.
-  // Errors: not_ready, invalid_length ("length"), size_mismatch ("x" / "out"), out_of_memory.
+  // Errors: not_ready, invalid_length ("length"), size_mismatch ("x" / "out"), out_of_memory
+  // ("length": then the workspace is freed, and so are the last attention probabilities).
   // The attention probabilities of this call are kept until the next forward.
   LayerError forward(const float* x, std::size_t x_len, std::int64_t length,
                      const ForwardOptions& options, float* out, std::size_t out_len);
@@ -93,6 +96,8 @@ class EncoderLayer {
 
  private:
   LayerError ensure_workspace(std::int64_t length);
+  // Frees the workspace (after a forward ran out of memory: nothing of it stays allocated).
+  void release_workspace();
   void layer_norm(const float* x, const FloatBuffer& weight, const FloatBuffer& bias,
                   std::int64_t rows, float* out) const;
   void self_attention(const float* x, std::int64_t length, const ForwardOptions& options,

@@ -24,6 +24,9 @@ enum class LayerStatus : std::uint8_t {
   invalid_offsets,   // safetensors: data_offsets outside the data, overlapping, or wrong size
   invalid_metadata,  // model: __metadata__ missing a key or holding a bad value
   out_of_memory,     // a buffer could not be allocated
+  non_finite,        // a weight is NaN or infinite (the name is the element, "norm1.weight[3]")
+  uncovered_data,    // safetensors: data bytes no tensor covers (a gap before the named tensor, or
+                     // bytes after the last tensor: then the name is "data")
 };
 
 // A one-line English description of a LayerStatus.

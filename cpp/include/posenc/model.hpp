@@ -8,9 +8,10 @@
 // head.weight [classes, d], head.bias [classes]; F32, F16 or BF16. The config is in
 // __metadata__ (strings): heads, num_layers, positional_encoding (a preset name such as
 // "vaswani", or "none"); optional norm_first ("true"/"false", default false), activation
-// ("relu"/"gelu", default relu), layer_norm_eps (default 1e-5), embedding_scale (default sqrt(d)),
-// vocab and labels (space-separated, for display). d, ff, vocab and class counts come from the
-// tensor shapes. The PE is added by posenc::Encoder::add_to (float32 within 2^-22 of exact).
+// ("relu"/"gelu", default relu), layer_norm_eps (default 1e-5), embedding_scale (default sqrt(d),
+// finite as a float32), vocab and labels (space-separated, for display). d, ff, vocab and class
+// counts come from the tensor shapes. The PE is added by posenc::Encoder::add_to (float32 within
+// 2^-22 of exact).
 #pragma once
 
 #include <cstddef>
@@ -49,8 +50,11 @@ struct ModelForwardOptions {
 
 class Model {
  public:
-  // Validates and loads a .safetensors file (see the header comment). On error the model keeps
-  // what it had before. The bytes are not kept.
+  // Validates and loads a .safetensors file (see the header comment). Errors name what they are
+  // about: the file part or tensor (SafetensorsFile::parse), "__metadata__.<key>", a missing,
+  // unknown or wrongly shaped tensor, or the first NaN or infinite weight ("head.weight[1][3]":
+  // every weight must be finite). On error the model keeps what it had before. The bytes are
+  // not kept.
   LayerError load(const std::uint8_t* bytes, std::size_t size);
 
   bool loaded() const { return !layers_.empty(); }
@@ -61,11 +65,11 @@ class Model {
   LayerError forward(const std::int32_t* tokens, std::int64_t length,
                      const ModelForwardOptions& options, float* logits, std::size_t logits_len);
 
-  // The attention probabilities (heads x L x L) of layer i in the last forward, or null.
+  // The attention probabilities (heads x L x L) of layer i in the last successful forward, or
+  // null (before any, or when a forward failed part way through the layers: then they disagree).
   const float* attention(std::int64_t layer) const;
-  std::int64_t attention_length() const {
-    return layers_.empty() ? 0 : layers_[0].attention_length();
-  }
+  // L of those probabilities, or 0 when there are none.
+  std::int64_t attention_length() const;
 
  private:
   ModelConfig config_;

@@ -4,10 +4,14 @@
 //  "__metadata__": {"key": "value"}}, then the tensor data (offsets relative to its start).
 //
 // parse() checks everything before any tensor is read: the header length against the file, the
-// JSON (a strict parser bounded in depth and size, safe on any bytes), each entry's keys and
-// types, the dtype (F32, F16 and BF16 are read; other safetensors dtypes are reported as
-// wrong_dtype), that shape's element count times the dtype size equals end - begin, that every
-// range lies inside the data and that no two ranges overlap. Errors name the tensor.
+// JSON (a strict parser bounded in depth and size, safe on any bytes, UTF-8 checked), no key
+// twice, no empty tensor name (the error names it ""), each entry's keys and types, the dtype
+// (F32, F16 and BF16 are read; other safetensors dtypes are reported as wrong_dtype), that
+// shape's element count times the dtype size equals end - begin, and that the ranges tile the
+// data exactly as the reference implementation requires: no range outside the data, no two
+// overlapping (invalid_offsets), no gap and no bytes after the last (uncovered_data). Errors name
+// the tensor. Values are not checked here: NaN and infinities are refused by the model and the
+// layer, which name the element.
 #pragma once
 
 #include <cstddef>
