@@ -174,9 +174,10 @@ inline void rotate_row(const RowLayout& L, const float* sa, const float* ca, con
     const v128_t one = wasm_f32x4_splat(1.0f), minus_one = wasm_f32x4_splat(-1.0f);
     s = wasm_f32x4_add(wasm_f32x4_mul(a_s, j_c), wasm_f32x4_mul(a_c, j_s));
     c = wasm_f32x4_sub(wasm_f32x4_mul(a_c, j_c), wasm_f32x4_mul(a_s, j_s));
-    // As scalar::rotate_row's clamp_unit: one ulp above 1 is possible.
-    s = wasm_f32x4_min(wasm_f32x4_max(s, minus_one), one);
-    c = wasm_f32x4_min(wasm_f32x4_max(c, minus_one), one);
+    // As scalar::rotate_row's clamp_unit: one ulp above 1 is possible. pmin/pmax are single
+    // minps/maxps instructions (min/max need several for their NaN rules; no NaN reaches here).
+    s = wasm_f32x4_pmin(one, wasm_f32x4_pmax(minus_one, s));
+    c = wasm_f32x4_pmin(one, wasm_f32x4_pmax(minus_one, c));
   });
 }
 
