@@ -119,11 +119,15 @@ LayerError SafetensorsFile::parse(const std::uint8_t* bytes, std::size_t size) {
       root.type != JsonValue::Type::object)
     return layer_error(LayerStatus::malformed_file, "header");
 
-  // No key twice (sorted, so that a header of many keys stays O(n log n)).
+  // No empty tensor name: an error about it could not name it (found by fuzz_safetensors, first
+  // as an entry, then as a duplicate). No key twice (sorted, so that a header of many keys stays
+  // O(n log n)).
   std::vector<const std::string*> keys;
   keys.reserve(root.keys.size());
-  for (const std::string& key : root.keys)
+  for (const std::string& key : root.keys) {
+    if (key.empty()) return layer_error(LayerStatus::invalid_header, "\"\"");
     keys.push_back(&key);
+  }
   std::sort(keys.begin(), keys.end(),
             [](const std::string* a, const std::string* b) { return *a < *b; });
   for (std::size_t i = 1; i < keys.size(); ++i)
@@ -144,8 +148,6 @@ LayerError SafetensorsFile::parse(const std::uint8_t* bytes, std::size_t size) {
       }
       continue;
     }
-    // An empty tensor name could not be named in an error (found by fuzz_safetensors).
-    if (key.empty()) return layer_error(LayerStatus::invalid_header, "\"\"");
     TensorInfo info;
     if (LayerError e = entry(key, v, result.data_size_, &info); !e.ok()) return e;
     result.tensors_.push_back(std::move(info));

@@ -301,6 +301,14 @@ TEST_CASE("weights: an empty tensor name is refused and named \"\" (found by fuz
   e = reader.parse(bytes.data(), bytes.size());
   CHECK(e.status == LayerStatus::invalid_header);
   CHECK(e.name == "\"\"");
+  // The fuzzer's second input: "" twice, which the duplicate check reported with an empty name.
+  const std::string twice =
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"":{"dtype":"F65","ts":[0,8]},)"
+      R"("":{"dtyfsetss":[4,12]}}    )";
+  bytes = framed(twice, data, sizeof data);
+  e = reader.parse(bytes.data(), bytes.size());
+  CHECK(e.status == LayerStatus::invalid_header);
+  CHECK(e.name == "\"\"");
   bytes = write_file({{"a", "F32", {1}, {1}}}, {{"", "empty key"}});
   REQUIRE(reader.parse(bytes.data(), bytes.size()).ok());
   CHECK(*reader.metadata("") == "empty key");
