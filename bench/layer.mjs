@@ -12,46 +12,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { lcgValues, layerState } from '../tests/fixtures/layer/lcg.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CASES = [
   { name: 'tiny-post-relu', label: 'tiny (d=64, 4 heads, ff=256, 32 tokens)', runs: 400 },
   { name: 'small-post-relu', label: 'small (d=256, 8 heads, ff=1024, 128 tokens)', runs: 40 },
 ];
-const NAMES = [
-  ['self_attn.in_proj_weight', 'weight'], ['self_attn.in_proj_bias', 'bias'],
-  ['self_attn.out_proj.weight', 'weight'], ['self_attn.out_proj.bias', 'bias'],
-  ['linear1.weight', 'weight'], ['linear1.bias', 'bias'], ['linear2.weight', 'weight'],
-  ['linear2.bias', 'bias'], ['norm1.weight', 'norm'], ['norm1.bias', 'bias'],
-  ['norm2.weight', 'norm'], ['norm2.bias', 'bias'],
-];
-
-// tests/fixtures/layer/lcg.py in JavaScript.
-function lcgValues(seed, count, scale) {
-  let state = (seed * 2654435761 + 12345) % 4294967296;
-  const out = new Float32Array(count);
-  for (let i = 0; i < count; i++) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    out[i] = (((state >>> 8) - 8388608) / 8388608) * scale;
-  }
-  return out;
-}
-const pow2Scale = (fanIn) => 2 ** -Math.round(Math.log2(Math.sqrt(fanIn)));
-
-function layerState(seed, d, ff) {
-  const shapes = [[3 * d, d, d], [3 * d, 1, d], [d, d, d], [d, 1, d], [ff, d, d], [ff, 1, d],
-    [d, ff, ff], [d, 1, ff], [d, 1, d], [d, 1, d], [d, 1, d], [d, 1, d]];
-  const weights = {};
-  NAMES.forEach(([name, kind], i) => {
-    const [rows, cols, fanIn] = shapes[i];
-    const s = seed * 100 + i;
-    let v = lcgValues(s, rows * cols, kind === 'weight' ? pow2Scale(fanIn) : 0.125);
-    if (kind === 'norm') v = v.map((x) => 1 + x);
-    weights[name] = v;
-  });
-  return weights;
-}
-
 const median = (a) => {
   const s = [...a].sort((x, y) => x - y);
   return s[Math.floor(s.length / 2)];

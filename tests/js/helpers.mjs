@@ -71,31 +71,6 @@ export function caseOptions(preset, c) {
   return o;
 }
 
-/** tests/fixtures/layer/lcg.py: deterministic float32 values in [-scale, scale). */
-export function lcgValues(seed, count, scale) {
-  let state = (seed * 2654435761 + 12345) % 4294967296;
-  const out = new Float32Array(count);
-  for (let i = 0; i < count; i++) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    out[i] = (((state >>> 8) - 8388608) / 8388608) * scale;
-  }
-  return out;
-}
-
-/** lcg.py's layer_state(seed, d, ff): the twelve state_dict tensors of one encoder layer. */
-export function layerState(seed, d, ff) {
-  const rows = [
-    ['self_attn.in_proj_weight', 3 * d * d, 'weight', d], ['self_attn.in_proj_bias', 3 * d, 'bias'],
-    ['self_attn.out_proj.weight', d * d, 'weight', d], ['self_attn.out_proj.bias', d, 'bias'],
-    ['linear1.weight', ff * d, 'weight', d], ['linear1.bias', ff, 'bias'],
-    ['linear2.weight', d * ff, 'weight', ff], ['linear2.bias', d, 'bias'],
-    ['norm1.weight', d, 'norm'], ['norm1.bias', d, 'bias'], ['norm2.weight', d, 'norm'], ['norm2.bias', d, 'bias'],
-  ];
-  const weights = {};
-  rows.forEach(([name, count, kind, fanIn], i) => {
-    const scale = kind === 'weight' ? 2 ** -Math.round(Math.log2(Math.sqrt(fanIn))) : 0.125;
-    const v = lcgValues(seed * 100 + i, count, scale);
-    weights[name] = kind === 'norm' ? v.map((x) => 1 + x) : v;
-  });
-  return weights;
-}
+// lcg.py's values and layer weights, bit for bit: one JavaScript copy, shared with bench/ and
+// the browser tests.
+export { lcgValues, layerState } from '../fixtures/layer/lcg.mjs';
