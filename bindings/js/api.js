@@ -192,11 +192,13 @@ export function createApi(Module, { simd }) {
     };
   }
 
-  // The last spec options seen by the free functions and what they resolved to: repeated calls
-  // with the same options (one row per call in incremental decoding) skip resolveSpec and the
-  // handle cache's key string. Only options that passed validation are remembered.
+  // The spec and encoder handle of a free function's call. The last spec options seen and what
+  // they resolved to are remembered: repeated calls with the same options (one row per call in
+  // incremental decoding) skip resolveSpec and the handle cache's key string. Only options that
+  // passed validation are remembered. The remembered handle is always the cache's most recent,
+  // so no eviction can reach it; `live` is checked anyway, as a guard for future callers.
   let lastSpec = null;
-  function specAndHandle(fn, dim, o) {
+  function specAndHandle(fn, dim, o, dimName = 'dim') {
     const m = lastSpec;
     if (
       m !== null &&
@@ -211,7 +213,7 @@ export function createApi(Module, { simd }) {
     ) {
       return m;
     }
-    const spec = resolveSpec(fn, dim, o);
+    const spec = resolveSpec(fn, dim, o, dimName);
     const handle = cachedHandle(fn, spec);
     const { preset, base, minTimescale, layout, frequencies, odd } = o;
     lastSpec = { dim, preset, base, minTimescale, layout, frequencies, odd, spec, handle };
@@ -470,17 +472,17 @@ export function createApi(Module, { simd }) {
   function concat(embeddings, dim, peDim, options) {
     const o = checkOptionsObject('concat', options, CONCAT_OPTIONS);
     checkNumber('concat', 'dim', dim, { integer: true, min: 1, max: MAX_ELEMENTS });
-    const spec = resolveSpec('concat', peDim, o, 'peDim');
+    const { spec, handle } = specAndHandle('concat', peDim, o, 'peDim');
     const length = checkEmbeddings('concat', embeddings, dim);
     checkLength('concat', length, dim + peDim);
     const rows = resolveRows('concat', spec, length, o);
-    return runConcat('concat', cachedHandle('concat', spec), spec, embeddings, dim, rows, o.out);
+    return runConcat('concat', handle, spec, embeddings, dim, rows, o.out);
   }
 
   function shift(k, dim, options) {
     const o = checkOptionsObject('shift', options, SHIFT_OPTIONS);
-    const spec = resolveSpec('shift', dim, o);
-    return runShift('shift', cachedHandle('shift', spec), spec, k, checkShiftForm('shift', o));
+    const { spec, handle } = specAndHandle('shift', dim, o);
+    return runShift('shift', handle, spec, k, checkShiftForm('shift', o));
   }
 
   // ---- reusable encoders ----------------------------------------------------------------------

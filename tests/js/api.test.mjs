@@ -97,7 +97,7 @@ for (const simd of [true, false]) {
       const emb = new Float32Array(8);
       for (let d = 20; d < 60; d++) pe.addTo(new Float32Array(d), d);
       assert.deepEqual(pe.addTo(emb, 8, { offset: 5 }), first.subarray(0, 8));
-      // evictions by calls that do not go through the remembered spec (shift, concat)
+      // evictions through shift and concat, which share the remembered spec and the handle cache
       pe.encode(3, 8, { offset: 5 });
       for (let d = 20; d < 60; d += 2) pe.shift(1, d, { form: 'blocks' });
       assert.deepEqual(pe.encode(3, 8, { offset: 5 }), first);
