@@ -54,14 +54,15 @@ export function maxError(table, length, dim, preset = 'vaswani', offset = 0) {
 }
 
 /**
- * Plain JavaScript from the formula, as it reads: PE(pos, 2i) = sin(pos / 10000^(2i/d)),
- * PE(pos, 2i+1) = cos(the same angle), float64 angles. (Vaswani layout; even dim.)
+ * Plain JavaScript from the formula, as it reads: PE(pos, 2i) = sin(pos / base^(2i/d)),
+ * PE(pos, 2i+1) = cos(the same angle), float64 angles. (Vaswani layout; even dim.) Also the
+ * demo page's benchmark worker's yardstick.
  */
-export function plainEncode(length, dim, out, offset = 0) {
+export function plainEncode(length, dim, out, offset = 0, base = 10000) {
   for (let r = 0; r < length; r++) {
     const pos = offset + r;
     for (let i = 0; i < dim / 2; i++) {
-      const angle = pos / Math.pow(10000, (2 * i) / dim);
+      const angle = pos / Math.pow(base, (2 * i) / dim);
       out[r * dim + 2 * i] = Math.sin(angle);
       out[r * dim + 2 * i + 1] = Math.cos(angle);
     }
@@ -70,10 +71,10 @@ export function plainEncode(length, dim, out, offset = 0) {
 }
 
 /** The same with the frequencies computed once per column instead of once per element. */
-export function plainEncodeHoisted(length, dim, out, offset = 0) {
+export function plainEncodeHoisted(length, dim, out, offset = 0, base = 10000) {
   const half = dim >> 1;
   const w = new Float64Array(half);
-  for (let i = 0; i < half; i++) w[i] = 1 / Math.pow(10000, (2 * i) / dim);
+  for (let i = 0; i < half; i++) w[i] = 1 / Math.pow(base, (2 * i) / dim);
   for (let r = 0; r < length; r++) {
     const p = offset + r;
     const base = r * dim;

@@ -4,34 +4,8 @@
 // with the frequencies hoisted out of the row loop. Each table is checked against the float64
 // formula on sampled rows.
 import { init, simdSupported } from 'posenc';
-
-/** The formula as written: PE(p, 2i) = sin(p / base^(2i/d)), PE(p, 2i+1) = cos(the same). */
-function encodeJsFormula(length, dim, base, out) {
-  for (let p = 0; p < length; p++) {
-    for (let i = 0; 2 * i < dim; i++) {
-      const a = p / Math.pow(base, (2 * i) / dim);
-      out[p * dim + 2 * i] = Math.sin(a);
-      if (2 * i + 1 < dim) out[p * dim + 2 * i + 1] = Math.cos(a);
-    }
-  }
-  return out;
-}
-
-/** The textbook loop: frequencies once, then sin/cos per cell (vaswani preset, interleaved). */
-function encodeJs(length, dim, base, out) {
-  const half = Math.ceil(dim / 2);
-  const w = new Float64Array(half);
-  for (let i = 0; i < half; i++) w[i] = Math.pow(base, (-2 * i) / dim);
-  for (let p = 0; p < length; p++) {
-    const row = p * dim;
-    for (let i = 0; i < half; i++) {
-      const a = p * w[i];
-      out[row + 2 * i] = Math.sin(a);
-      if (2 * i + 1 < dim) out[row + 2 * i + 1] = Math.cos(a);
-    }
-  }
-  return out;
-}
+// The same plain-JS loops as `npm run bench` (even dims only, as the page's shapes are).
+import { plainEncode, plainEncodeHoisted } from '../../bench/encode.mjs';
 
 /** Max |table - float64 formula| over up to 64 rows spread over the table (first and last included). */
 function maxError(table, length, dim, base) {
@@ -85,8 +59,8 @@ self.onmessage = async (event) => {
     const impls = [];
     if (simdSupported()) impls.push({ name: 'wasm SIMD', pe: await init({ simd: true }) });
     impls.push({ name: 'wasm baseline', pe: await init({ simd: false }) });
-    impls.push({ name: 'plain JS', pe: null, js: encodeJs });
-    impls.push({ name: 'plain JS (formula as written)', pe: null, js: encodeJsFormula });
+    impls.push({ name: 'plain JS', pe: null, js: plainEncodeHoisted });
+    impls.push({ name: 'plain JS (formula as written)', pe: null, js: plainEncode });
     const total = shapes.length * impls.length;
     let done = 0;
     self.postMessage({ type: 'start', total, simd: simdSupported() });
@@ -95,7 +69,7 @@ self.onmessage = async (event) => {
       for (const impl of impls) {
         const run = impl.pe
           ? () => impl.pe.encode(length, dim, { base, out })
-          : () => impl.js(length, dim, base, out);
+          : () => impl.js(length, dim, out, 0, base);
         const ms = time(run, budgetMs, impl.pe ? 5 : 3);
         run();
         const error = maxError(out, length, dim, base);
