@@ -69,6 +69,10 @@ EMSCRIPTEN_KEEPALIVE int posenc_encoder_sines(const Handle* h) {
   return static_cast<int>(h->encoder.columns().sines);
 }
 
+EMSCRIPTEN_KEEPALIVE int posenc_encoder_block_rows(const Handle* h) {
+  return static_cast<int>(h->encoder.block_rows());
+}
+
 EMSCRIPTEN_KEEPALIVE int posenc_encoder_encode(Handle* h, int count, double first,
                                                const double* positions,
                                                const std::uint8_t* zero_rows, double zero_position,

@@ -184,6 +184,7 @@ export function createApi(Module, { simd }) {
       shiftMatrix: (k, out, len) => Module._posenc_encoder_shift_matrix(ptr, k, out, len),
       shiftBlocks: (k, out, len) => Module._posenc_encoder_shift_blocks(ptr, k, out, len),
       sines: () => Module._posenc_encoder_sines(ptr),
+      blockRows: Module._posenc_encoder_block_rows(ptr),
       live: true,
       delete() {
         this.live = false;
@@ -334,8 +335,16 @@ export function createApi(Module, { simd }) {
   // ---- the chunked drivers --------------------------------------------------------------------
   // Runs `call(n, first, positionsPtr, zeroRowsPtr, dataPtr)` over chunks of rows; before each
   // call `fill(r0, n, dataPtr)` may copy input in, after it `drain(r0, n, dataPtr)` copies out.
-  function forChunks(fn, rows, rowFloats, call, fill, drain) {
-    const rowsPerChunk = Math.max(1, Math.floor(SCRATCH_FLOATS / rowFloats));
+  // Consecutive rows go in chunks of whole angle-addition blocks (blockRows rows centred on the
+  // multiples of blockRows; the first chunk ends where the first whole block starts), so the core
+  // computes both rows of every pair in one pass.
+  function forChunks(fn, rows, rowFloats, call, fill, drain, blockRows) {
+    let rowsPerChunk = Math.max(1, Math.floor(SCRATCH_FLOATS / rowFloats));
+    let lead = 0;
+    if (!rows.positions && blockRows > 1) {
+      rowsPerChunk = Math.max(blockRows, rowsPerChunk - (rowsPerChunk % blockRows));
+      lead = (blockRows - ((Math.floor(rows.first) + blockRows / 2) % blockRows)) % blockRows;
+    }
     const chunkRows = Math.min(rowsPerChunk, rows.count);
     const dataBytes = Math.ceil((chunkRows * rowFloats * 4) / 16) * 16; // keeps positions 8-aligned
     const positionBytes = rows.positions ? chunkRows * 8 : 0;
@@ -344,8 +353,8 @@ export function createApi(Module, { simd }) {
     const dataPtr = base;
     const positionsPtr = rows.positions ? base + dataBytes : 0;
     const zeroPtr = rows.zeroRows ? base + dataBytes + positionBytes : 0;
-    for (let r0 = 0; r0 < rows.count; r0 += chunkRows) {
-      const n = Math.min(chunkRows, rows.count - r0);
+    for (let r0 = 0, n = 0; r0 < rows.count; r0 += n) {
+      n = Math.min(r0 === 0 && lead > 0 ? lead : chunkRows, rows.count - r0);
       if (positionsPtr) Module.HEAPF64.set(rows.positions.subarray(r0, r0 + n), positionsPtr / 8);
       if (zeroPtr) Module.HEAPU8.set(rows.zeroRows.subarray(r0, r0 + n), zeroPtr);
       if (fill) fill(r0, n, dataPtr);
@@ -366,6 +375,7 @@ export function createApi(Module, { simd }) {
       (n, first, pp, zp, dp) => handle.encode(n, first, pp, zp, dp, n * dim, rows.zeroPosition),
       null,
       (r0, n, dp) => copyOut(out, r0 * dim, dp >> 2, n * dim),
+      handle.blockRows,
     );
     return out.length === needed ? out : out.subarray(0, needed);
   }
@@ -379,6 +389,7 @@ export function createApi(Module, { simd }) {
       (n, first, pp, zp, dp) => handle.addTo(n, first, pp, zp, scale, dp, n * dim, rows.zeroPosition),
       (r0, n, dp) => Module.HEAPF32.set(embeddings.subarray(r0 * dim, (r0 + n) * dim), dp / 4),
       (r0, n, dp) => embeddings.set(Module.HEAPF32.subarray(dp / 4, dp / 4 + n * dim), r0 * dim),
+      handle.blockRows,
     );
     return embeddings;
   }
@@ -399,6 +410,7 @@ export function createApi(Module, { simd }) {
         const start = dp / 4 + n * embeddingDim;
         out.set(Module.HEAPF32.subarray(start, start + n * width), r0 * width);
       },
+      handle.blockRows,
     );
     return out.length === needed ? out : out.subarray(0, needed);
   }

@@ -88,6 +88,25 @@ struct RowTarget {
 
 }  // namespace detail
 
+namespace {
+
+// Reads one byte of each 64-byte line of row r of the target (none when r < 0), just before the
+// kernel call that writes the neighbouring rows: wasm has no prefetch instruction, and without
+// this the stores of the next call miss L1 and wait for their lines. The loads run out of order
+// with the current call instead. Measured in Node 20 (bench/run.mjs, 100000 x 512 into a reused
+// array): about 2 ms of 32.
+volatile unsigned touch_sink;
+void touch_row(std::int64_t r, const detail::RowTarget& t, std::int64_t d) {
+  if (r < 0) return;
+  const auto* row = reinterpret_cast<const unsigned char*>(t.out + r * t.stride + t.offset);
+  unsigned acc = 0;
+  for (std::int64_t k = 0; k < d * 4; k += 64)
+    acc += row[k];
+  touch_sink = acc;
+}
+
+}  // namespace
+
 Encoder::Encoder(const Spec& spec)
     : spec_(spec),
       status_(validate(spec)),
@@ -101,7 +120,7 @@ std::shared_ptr<const detail::RotationTable> Encoder::rotation_table() const {
   if (!table) {
     table = detail::build_rotation_table(padded_frequencies_.data(),
                                          static_cast<std::int64_t>(padded_frequencies_.size()),
-                                         block_rows_);
+                                         block_rows_ / 2 + 1);
     if (table) std::atomic_store(&table_, table);
   }
   return table;
@@ -134,9 +153,10 @@ std::unique_ptr<AnchorCache> Encoder::make_anchor_cache() const {
   cache->stride_ = stride;
   cache->slots_ = slots;
   cache->values_.reset(new (std::nothrow) float[static_cast<std::size_t>(2 * slots * stride)]);
+  cache->spare_.reset(new (std::nothrow) float[static_cast<std::size_t>(2 * stride)]());
   cache->starts_.reset(new (std::nothrow) double[static_cast<std::size_t>(slots)]);
   cache->used_.reset(new (std::nothrow) std::uint64_t[static_cast<std::size_t>(slots)]);
-  if (!cache->values_ || !cache->starts_ || !cache->used_) return nullptr;
+  if (!cache->values_ || !cache->spare_ || !cache->starts_ || !cache->used_) return nullptr;
   for (std::int64_t k = 0; k < slots; ++k) {
     cache->starts_[k] = -1.0;
     cache->used_[k] = 0;
@@ -153,12 +173,15 @@ Status Encoder::check(const RowPositions& rows, std::size_t len, std::int64_t wi
 }
 
 // The fast paths. Error analysis (u = 2^-25, half a float32 ulp on [0.5, 1); target 8u):
-// - Angle addition, row p = a + j: inputs sa, ca (float64 sincos of fl(a w), rounded: error
-//   <= u each) and sj, cj (same for fl(j w)). s = sa cj + ca sj in float32: the input roundings
-//   contribute <= u (|cj| + |sa| + |sj| + |ca|) <= 2 sqrt(2) u, the two products <= u each,
-//   the sum <= u: 5.83u. The angles: |fl(a w) + fl(j w) - fl(p w)| <= 2 |p w| 2^-53 <= 2^-26
-//   = 0.5u for |p w| <= 2^26 (and a w + j w = p w exactly in reals, a = p - j being exact).
-//   Total <= 6.33u = 1.98e-7 < 2^-22 = 2.38e-7. Same for the cosine.
+// - Angle addition, row p = c + e (or c - e): inputs (sa, ca) from the float64 sincos of
+//   fl(c w), and (se, ce) from that of fl(e w), each pair rounded by unit_pair: the error vector
+//   of a pair has norm <= sqrt(5) u (one component within 2u, the other within u). s = sa ce +
+//   ca se in float32: by Cauchy-Schwarz the input errors contribute <= sqrt(5) u per pair (the
+//   other pair has norm <= 1): 4.47u; the two products <= 1.5u together (|sa ce| + |ca se| <= 1,
+//   so at most one of them is in [0.5, 1)), the sum <= u. The angles: |fl(c w) + fl(e w) -
+//   fl(p w)| <= 2 |p w| 2^-53 <= 2^-26 = 0.5u for |p w| <= 2^26 (and c w + e w = p w exactly in
+//   reals). Total <= 7.47u = 2.23e-7 < 2^-22 = 2.38e-7 (7.1u below position 2^24). Same for the
+//   cosine and for c - e. Every value is in [-1, 1] without a clamp (unit_pair).
 // - Direct: r (float64-reduced, error ~2^-52) rounded to float32 (<= u), polynomial truncation
 //   < 2^-31, its rounding <= 2u: <= 3u.
 // - add_to: the same values, then one rounding of out * scale and one of the sum, as the
@@ -193,37 +216,58 @@ Status Encoder::run(const RowPositions& rows, const detail::RowTarget& t,
   };
 
   const double last = detail::row_position(rows, rows.count - 1);
-  const std::int64_t B = block_rows_;
+  const std::int64_t B = block_rows_, H = B / 2;
   const bool cached = cache != nullptr && cache->owner_ == this && rows.count < kBulkMinRows;
   if (rows.positions == nullptr && (rows.count >= kBulkMinRows || cached) &&
-      std::max(last, static_cast<double>(B)) * w[0] <= kBulkAngleLimit) {
+      (last + static_cast<double>(B)) * w[0] <= kBulkAngleLimit) {
     const auto table = rotation_table();
-    std::unique_ptr<float[]> anchor;
-    if (!cached) anchor.reset(new (std::nothrow) float[static_cast<std::size_t>(2 * stride)]);
-    if (!table || (!cached && !anchor)) return Status::out_of_memory;
+    // Without a cache: one block's anchors and a spare row (for the partner a kernel call always
+    // writes); the cache has its own.
+    std::unique_ptr<float[]> own;
+    if (!cached) own.reset(new (std::nothrow) float[static_cast<std::size_t>(4 * stride)]());
+    if (!table || (!cached && !own)) return Status::out_of_memory;
+    float* spare = cached ? cache->spare_.get() : own.get() + 2 * stride;
+    auto target = [&](std::int64_t r) {
+      if (detail::is_zero_row(rows, r)) {
+        zero_row(row_out(r));
+        return static_cast<float*>(nullptr);
+      }
+      return row_out(r);
+    };
     for (std::int64_t r = 0; r < rows.count;) {
-      // Rows r.. share the block of absolute positions a .. a + B - 1, a = p - (floor(p) mod B).
+      // Blocks are centred on their anchors, the multiples of B (so position 0 is an anchor and
+      // exact): rows r .. r + n - 1 are offsets j0 .. j0 + n - 1 of the block [c - H, c + H),
+      // offset j being row c + (j - H).
       const double p = detail::row_position(rows, r);
-      const std::int64_t j0 = static_cast<std::int64_t>(p) % B;
+      const std::int64_t j0 = (static_cast<std::int64_t>(p) + H) % B;
       const std::int64_t n = std::min(B - j0, rows.count - r);
-      const double a = p - static_cast<double>(j0);
+      const double c = p - static_cast<double>(j0 - H);
       const float* sa = nullptr;
       if (cached) {
-        sa = cache->anchors(a, w);
+        sa = cache->anchors(c, w);
       } else {
-        detail::kernel::anchors(w, stride, a, anchor.get(), anchor.get() + stride);
-        sa = anchor.get();
+        detail::kernel::anchors(w, stride, c, own.get(), own.get() + stride);
+        sa = own.get();
       }
       const float* ca = sa + stride;
-      for (std::int64_t j = j0; j < j0 + n; ++j, ++r) {
-        float* row = row_out(r);
-        if (detail::is_zero_row(rows, r)) {
-          zero_row(row);
-        } else {
-          detail::kernel::rotate_row(L, sa, ca, table->sines(j), table->cosines(j), t.add, t.scale,
-                                     row);
+      auto row_at = [&](std::int64_t j) { return j >= j0 && j < j0 + n ? r + (j - j0) : -1; };
+      // Outward from the anchor: step e gives rows c + e (e < H) and c - e (e > 0), so both come
+      // from one kernel call whenever the call has both.
+      for (std::int64_t e = 0; e <= H; ++e) {
+        const std::int64_t rp = e < H ? row_at(H + e) : -1, rm = e > 0 ? row_at(H - e) : -1;
+        if (rp < 0 && rm < 0) continue;
+        if (!t.add) {
+          if (e < H - 1) touch_row(row_at(H + e + 1), t, d);
+          if (e < H) touch_row(row_at(H - e - 1), t, d);
         }
+        float* plus = rp >= 0 ? target(rp) : nullptr;
+        float* minus = rm >= 0 ? target(rm) : nullptr;
+        if (plus == nullptr && minus == nullptr) continue;
+        detail::kernel::rotate_rows(L, sa, ca, table->sines(e), table->cosines(e), t.add, t.scale,
+                                    plus != nullptr ? plus : spare,
+                                    minus != nullptr ? minus : spare);
       }
+      r += n;
     }
     return Status::ok;
   }

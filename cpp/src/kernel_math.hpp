@@ -12,7 +12,9 @@
 // error below 2^-31; rounding error about one float32 ulp).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace posenc::detail {
 
@@ -66,15 +68,63 @@ inline void apply_quadrant(std::int64_t q, T sr, T cr, T& s, T& c) {
   }
 }
 
-// sin and cos of x (0 <= x <= kReduceLimit) in float64, error below 2^-50 absolute.
-inline void sincos_f64(double x, double& s, double& c) {
-  double k;
-  const double r = reduce_pio2(x, k);
+// sin and cos of a reduced angle r (|r| <= pi/4 + 2^-30) in float64, error below 2^-52.
+inline void sincos_reduced_f64(double r, double& s, double& c) {
   const double z = r * r;
-  const double sr = r + r * z * (kS1 + z * (kS2 + z * (kS3 + z * (kS4 + z * (kS5 + z * kS6)))));
-  const double cr =
-      1.0 - (0.5 * z - z * z * (kC1 + z * (kC2 + z * (kC3 + z * (kC4 + z * (kC5 + z * kC6))))));
-  apply_quadrant(static_cast<std::int64_t>(k), sr, cr, s, c);
+  s = r + r * z * (kS1 + z * (kS2 + z * (kS3 + z * (kS4 + z * (kS5 + z * kS6)))));
+  c = 1.0 - (0.5 * z - z * z * (kC1 + z * (kC2 + z * (kC3 + z * (kC4 + z * (kC5 + z * kC6))))));
+}
+
+// The float32 next to x on the side of zero (x finite and not zero): the magnitude bits minus one.
+inline float toward_zero(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  --bits;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+// Whether S^2 + C^2 > 1 exactly. With M = max(|S|, |C|) and m = min(|S|, |C|): M^2 and m^2 are
+// exact in float64 (24-bit significands), and so is 1 - M^2 when M^2 >= 1/2 (Sterbenz); when
+// M^2 < 1/2 the sum is below 1 and 1 - M^2 > 1/2 > m^2 whatever the rounding.
+inline bool above_unit(float S, float C) {
+  const float as = S < 0 ? -S : S, ac = C < 0 ? -C : C;
+  const double M = as < ac ? ac : as, m = as < ac ? as : ac;
+  return m * m > 1.0 - M * M;
+}
+
+// (s, c) = a float64 sine and cosine of one angle, rounded to float32 so that S^2 + C^2 <= 1:
+// the angle-addition kernels then never leave [-1, 1] (below) and need no clamp. When the
+// nearest values have S^2 + C^2 > 1, the component rounded away from zero (the larger one if
+// both or neither were) steps one float32 toward zero: its error grows from half an ulp to less
+// than one ulp. A second step, of the other component, is needed only when both roundings were
+// within about 2^-48 of a tie; both errors are then back near half an ulp. (Nothing is decided by
+// the tie-break |S| == |C|: such a pair of nearest values always has S^2 + C^2 < 1.)
+//
+// Why that suffices: for float32 pairs (sa, ca), (sb, cb) of norm <= 1, the exact
+// sa cb + ca sb and ca cb - sa sb lie in [-1, 1] and so do |sa cb| + |ca sb| (Cauchy-Schwarz).
+// Each float32 product is within 2^-24 (relative) of the exact one, so the float32 sum or
+// difference before its own rounding is at most 1 + 2^-24, which rounds to 1 (a tie, to even).
+inline void unit_pair(double s, double c, float& S, float& C) {
+  S = static_cast<float>(s);
+  C = static_cast<float>(c);
+  const bool away_s = std::fabs(static_cast<double>(S)) > std::fabs(s);
+  const bool away_c = std::fabs(static_cast<double>(C)) > std::fabs(c);
+  const bool first_s = away_s != away_c ? away_s : std::fabs(S) >= std::fabs(C);
+  if (above_unit(S, C)) {
+    if (first_s) {
+      S = toward_zero(S);
+    } else {
+      C = toward_zero(C);
+    }
+  }
+  if (above_unit(S, C)) {
+    if (first_s) {
+      C = toward_zero(C);
+    } else {
+      S = toward_zero(S);
+    }
+  }
 }
 
 // sin and cos of x (0 <= x <= kReduceLimit): float64 reduction, float32 polynomial. Error below
@@ -95,14 +145,6 @@ inline void sincos_f32(double x, float& s, float& c) {
   apply_quadrant(static_cast<std::int64_t>(k), sr, cr, s, c);
 }
 
-// v limited to [-1, 1]. The angle addition sin a cos b + cos a sin b, rounded in float32, can
-// come out one ulp above 1 (found by fuzz_encode); clamping only ever moves it closer to the
-// exact value. Same result as the SIMD kernel's f32x4.max / f32x4.min for finite v.
-inline float clamp_unit(float v) {
-  v = v < -1.0f ? -1.0f : v;
-  return v > 1.0f ? 1.0f : v;
-}
-
 // out = v (Add = false) or out = out * scale + v (Add = true).
 template <bool Add>
 inline void put(float* out, float v, float scale) {
@@ -114,9 +156,10 @@ inline void put(float* out, float v, float scale) {
 }
 
 // Writes frequencies [i0, min(i0 + 4, sines)) from s[k], c[k] (k = i - i0) into a row: the sine
-// always, the cosine when i < cosines. The scalar tail of every vector kernel.
+// always, the cosine when i < cosines. The scalar tail of every vector kernel; not inlined, as it
+// runs once per row and would otherwise be copied into every kernel (module size).
 template <bool Add>
-inline void put_tail(const RowLayout& L, std::int64_t i0, const float* s, const float* c,
+[[gnu::noinline]] inline void put_tail(const RowLayout& L, std::int64_t i0, const float* s, const float* c,
                      float scale, float* out) {
   const std::int64_t end = i0 + 4 < L.sines ? i0 + 4 : L.sines;
   for (std::int64_t i = i0; i < end; ++i) {

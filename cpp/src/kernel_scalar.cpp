@@ -53,10 +53,11 @@ inline void dispatch(const RowLayout& L, bool add, float scale, float* out, Grou
 
 void anchors(const double* w, std::int64_t n, double p, float* s, float* c) {
   for (std::int64_t i = 0; i < n; ++i) {
-    double sd, cd;
-    sincos_f64(p * w[i], sd, cd);
-    s[i] = static_cast<float>(sd);
-    c[i] = static_cast<float>(cd);
+    double k, sr, cr;
+    sincos_reduced_f64(reduce_pio2(p * w[i], k), sr, cr);
+    float fs, fc;
+    unit_pair(sr, cr, fs, fc);
+    apply_quadrant(static_cast<std::int64_t>(k), fs, fc, s[i], c[i]);
   }
 }
 
@@ -67,12 +68,20 @@ void direct_row(const RowLayout& L, const double* w, double p, bool add, float s
   });
 }
 
-void rotate_row(const RowLayout& L, const float* sa, const float* ca, const float* sj,
-                const float* cj, bool add, float scale, float* out) {
-  dispatch(L, add, scale, out, [&](std::int64_t i, float* s, float* c) {
+void rotate_rows(const RowLayout& L, const float* sa, const float* ca, const float* sd,
+                 const float* cd, bool add, float scale, float* plus, float* minus) {
+  // x = sa cd, y = ca sd, z = ca cd, v = sa sd: PE(a + d) = (x + y, z - v), PE(a - d) = (x - y,
+  // z + v). Written as two passes; the SIMD kernel shares the products (same values).
+  dispatch(L, add, scale, plus, [&](std::int64_t i, float* s, float* c) {
     for (int k = 0; k < 4; ++k) {
-      s[k] = clamp_unit(sa[i + k] * cj[i + k] + ca[i + k] * sj[i + k]);
-      c[k] = clamp_unit(ca[i + k] * cj[i + k] - sa[i + k] * sj[i + k]);
+      s[k] = sa[i + k] * cd[i + k] + ca[i + k] * sd[i + k];
+      c[k] = ca[i + k] * cd[i + k] - sa[i + k] * sd[i + k];
+    }
+  });
+  dispatch(L, add, scale, minus, [&](std::int64_t i, float* s, float* c) {
+    for (int k = 0; k < 4; ++k) {
+      s[k] = sa[i + k] * cd[i + k] - ca[i + k] * sd[i + k];
+      c[k] = ca[i + k] * cd[i + k] + sa[i + k] * sd[i + k];
     }
   });
 }

@@ -21,17 +21,20 @@ inline std::int64_t kernel_pad(std::int64_t n) {
 namespace scalar {
 
 // s[i] = sin(p * w[i]), c[i] = cos(p * w[i]) for i < n (n a multiple of 4), evaluated in float64
-// (error below 2^-50) and rounded to float32. Requires 0 <= p * w[i] <= kReduceLimit.
+// (error below 2^-50) and rounded to float32 with s[i]^2 + c[i]^2 <= 1 (unit_pair: each value
+// within one float32 ulp). Requires 0 <= p * w[i] <= kReduceLimit.
 void anchors(const double* w, std::int64_t n, double p, float* s, float* c);
 
 // Row PE(p) from one float64-reduced float32 sincos per frequency (error below 3 * 2^-25 before
 // the add). Requires 0 <= p * w[0] <= kReduceLimit and w[0] the largest frequency.
 void direct_row(const RowLayout& L, const double* w, double p, bool add, float scale, float* out);
 
-// Row PE(a + j) by angle addition from the anchor (sa, ca) = (sin, cos)(a w) and the step
-// (sj, cj) = (sin, cos)(j w), all float32: sin = sa cj + ca sj, cos = ca cj - sa sj.
-void rotate_row(const RowLayout& L, const float* sa, const float* ca, const float* sj,
-                const float* cj, bool add, float scale, float* out);
+// Rows PE(a + d) into plus and PE(a - d) into minus by angle addition from the anchor
+// (sa, ca) = (sin, cos)(a w) and the step (sd, cd) = (sin, cos)(d w), all float32 from anchors():
+// sin(a +- d) = sa cd +- ca sd, cos(a +- d) = ca cd -+ sa sd. Both rows are always written (pass
+// a spare row for the one not wanted); their values are in [-1, 1] without clamping (unit_pair).
+void rotate_rows(const RowLayout& L, const float* sa, const float* ca, const float* sd,
+                 const float* cd, bool add, float scale, float* plus, float* minus);
 
 }  // namespace scalar
 }  // namespace posenc::detail

@@ -32,8 +32,8 @@ std::shared_ptr<const RotationTable> build_rotation_table(const double* w, std::
 }
 
 std::int64_t block_rows_for(std::int64_t dim) {
-  std::int64_t rows = 64;
-  while (rows > 8 && rows * dim > (std::int64_t{1} << 18))
+  std::int64_t rows = 128;
+  while (rows > 8 && rows * dim > (std::int64_t{1} << 16))
     rows /= 2;
   return rows;
 }

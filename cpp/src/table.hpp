@@ -50,7 +50,7 @@ inline void scatter_row(const Spec& spec, const Columns& columns, const float* s
 }
 
 // The per-spec angle-addition table: for j < rows and frequency i, sin(j w_i) and cos(j w_i)
-// evaluated in float64 and rounded to float32. Row j holds stride sines then stride cosines
+// evaluated in float64 and rounded to float32 (kernel::anchors, so each pair has norm <= 1). Row j holds stride sines then stride cosines
 // (stride = frequencies padded to a multiple of 4; padding frequencies are 0).
 struct RotationTable {
   std::int64_t rows = 0;
@@ -65,8 +65,9 @@ struct RotationTable {
 std::shared_ptr<const RotationTable> build_rotation_table(const double* w, std::int64_t stride,
                                                           std::int64_t rows);
 
-// Rows per angle-addition block for a spec of dim columns: 64, fewer above dim 4096 so the table
-// stays at most about 1 MB, never fewer than 8.
+// Rows per angle-addition block for a spec of dim columns: 128, fewer above dim 512 so that a
+// block's rows fit in 256 KB (the JS driver's scratch, which holds whole blocks so that both rows
+// of each pair come from one kernel call), never fewer than 8.
 std::int64_t block_rows_for(std::int64_t dim);
 
 // Fills sines[i] = sin(p * w_i), cosines[i] = cos(p * w_i) for one row, rounded from float64.

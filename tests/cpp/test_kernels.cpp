@@ -38,9 +38,10 @@ struct ScalarKernels {
                          float* out) {
     pd::scalar::direct_row(L, w, p, add, k, out);
   }
-  static void rotate_row(const pd::RowLayout& L, const float* sa, const float* ca, const float* sj,
-                         const float* cj, bool add, float k, float* out) {
-    pd::scalar::rotate_row(L, sa, ca, sj, cj, add, k, out);
+  static void rotate_rows(const pd::RowLayout& L, const float* sa, const float* ca,
+                          const float* sj, const float* cj, bool add, float k, float* plus,
+                          float* minus) {
+    pd::scalar::rotate_rows(L, sa, ca, sj, cj, add, k, plus, minus);
   }
 };
 
@@ -54,9 +55,10 @@ struct SimdKernels {
                          float* out) {
     pd::simd::direct_row(L, w, p, add, k, out);
   }
-  static void rotate_row(const pd::RowLayout& L, const float* sa, const float* ca, const float* sj,
-                         const float* cj, bool add, float k, float* out) {
-    pd::simd::rotate_row(L, sa, ca, sj, cj, add, k, out);
+  static void rotate_rows(const pd::RowLayout& L, const float* sa, const float* ca,
+                          const float* sj, const float* cj, bool add, float k, float* plus,
+                          float* minus) {
+    pd::simd::rotate_rows(L, sa, ca, sj, cj, add, k, plus, minus);
   }
 };
 #endif
@@ -111,7 +113,8 @@ double check_kernels(const Spec& spec) {
   const std::vector<double> w = padded_frequencies(spec);
   const std::int64_t n = static_cast<std::int64_t>(w.size());
   const std::size_t d = static_cast<std::size_t>(spec.dim);
-  std::vector<float> sa(n), ca(n), sj(n), cj(n), row(d), sum(d), emb(d);
+  std::vector<float> sa(n), ca(n), sb(n), cb(n), sj(n), cj(n), row(d), other(d), sum(d), sum2(d),
+      emb(d);
   std::mt19937 rng(static_cast<std::uint32_t>(spec.dim));
   std::uniform_real_distribution<float> u(-3.0f, 3.0f);
   double worst = 0;
@@ -119,25 +122,37 @@ double check_kernels(const Spec& spec) {
     for (std::int64_t j : {0, 1, 37, 63}) {
       const double p = offset + static_cast<double>(j) + 999.0;
       const std::vector<double> want = oracle::table(spec, {p});
-      INFO(K::name << " " << oracle::describe(spec) << " p=" << p);
+      INFO(K::name << " " << oracle::describe(spec) << " p=" << p << " j=" << j);
       K::direct_row(L, w.data(), p, false, 1.0f, row.data());
       const double e_direct = oracle::max_abs_diff(row, want);
+      // p = a + j (the plus row of anchor a) and p = b - j (the minus row of anchor b).
       K::anchors(w.data(), n, p - static_cast<double>(j), sa.data(), ca.data());
+      K::anchors(w.data(), n, p + static_cast<double>(j), sb.data(), cb.data());
       K::anchors(w.data(), n, static_cast<double>(j), sj.data(), cj.data());
-      K::rotate_row(L, sa.data(), ca.data(), sj.data(), cj.data(), false, 1.0f, row.data());
-      const double e_rotate = oracle::max_abs_diff(row, want);
+      K::rotate_rows(L, sa.data(), ca.data(), sj.data(), cj.data(), false, 1.0f, row.data(),
+                     other.data());
+      const double e_plus = oracle::max_abs_diff(row, want);
+      K::rotate_rows(L, sb.data(), cb.data(), sj.data(), cj.data(), false, 1.0f, other.data(),
+                     row.data());
+      const double e_minus = oracle::max_abs_diff(row, want);
       CHECK(e_direct <= oracle::kBound);
-      CHECK(e_rotate <= oracle::kBound);
-      worst = std::max({worst, e_direct, e_rotate});
+      CHECK(e_plus <= oracle::kBound);
+      CHECK(e_minus <= oracle::kBound);
+      worst = std::max({worst, e_direct, e_plus, e_minus});
       for (float& v : emb)
         v = u(rng);
       const float scale = 2.5f;
-      for (int mode = 0; mode < 2; ++mode) {
+      for (int mode = 0; mode < 3; ++mode) {
         sum = emb;
+        sum2 = emb;
         if (mode == 0) {
           K::direct_row(L, w.data(), p, true, scale, sum.data());
+        } else if (mode == 1) {
+          K::rotate_rows(L, sa.data(), ca.data(), sj.data(), cj.data(), true, scale, sum.data(),
+                         sum2.data());
         } else {
-          K::rotate_row(L, sa.data(), ca.data(), sj.data(), cj.data(), true, scale, sum.data());
+          K::rotate_rows(L, sb.data(), cb.data(), sj.data(), cj.data(), true, scale, sum2.data(),
+                         sum.data());
         }
         double e_add = 0;
         for (std::size_t c = 0; c < d; ++c) {
@@ -182,7 +197,12 @@ TEST_CASE("the SIMD kernels equal the scalar kernels bit for bit", "[kernels]") 
       const std::vector<double> w = padded_frequencies(spec);
       const std::int64_t n = static_cast<std::int64_t>(w.size());
       std::vector<float> s1(n), c1(n), s2(n), c2(n), r1(dim), r2(dim);
-      for (double p : {0.0, 3.0, 12345.5, 16777215.0}) {
+      std::vector<double> ps = {0.0, 3.0, 12345.5, 16777215.0};
+      std::mt19937 rng(static_cast<std::uint32_t>(dim));
+      std::uniform_real_distribution<double> any(0.0, 16777216.0);
+      for (int k = 0; k < 200; ++k)
+        ps.push_back(std::floor(any(rng)));
+      for (double p : ps) {
         pd::scalar::anchors(w.data(), n, p, s1.data(), c1.data());
         pd::simd::anchors(w.data(), n, p, s2.data(), c2.data());
         CHECK(s1 == s2);
@@ -190,15 +210,75 @@ TEST_CASE("the SIMD kernels equal the scalar kernels bit for bit", "[kernels]") 
         pd::scalar::direct_row(L, w.data(), p, false, 1.0f, r1.data());
         pd::simd::direct_row(L, w.data(), p, false, 1.0f, r2.data());
         CHECK(r1 == r2);
-        pd::scalar::rotate_row(L, s1.data(), c1.data(), c2.data(), s2.data(), false, 1.0f,
-                               r1.data());
-        pd::simd::rotate_row(L, s1.data(), c1.data(), c2.data(), s2.data(), false, 1.0f, r2.data());
+        std::vector<float> m1(dim, 2.0f), m2(dim, 2.0f);
+        r1.assign(dim, 2.0f);
+        r2.assign(dim, 2.0f);
+        pd::scalar::rotate_rows(L, s1.data(), c1.data(), c2.data(), s2.data(), false, 1.0f,
+                                r1.data(), m1.data());
+        pd::simd::rotate_rows(L, s1.data(), c1.data(), c2.data(), s2.data(), false, 1.0f,
+                              r2.data(), m2.data());
         CHECK(r1 == r2);
+        CHECK(m1 == m2);
+        pd::scalar::rotate_rows(L, s1.data(), c1.data(), c2.data(), s2.data(), true, 0.5f,
+                                r1.data(), m1.data());
+        pd::simd::rotate_rows(L, s1.data(), c1.data(), c2.data(), s2.data(), true, 0.5f,
+                              r2.data(), m2.data());
+        CHECK(r1 == r2);
+        CHECK(m1 == m2);
       }
     }
   }
 }
 #endif
+
+// Without unit_pair's steps toward zero, nearest-rounded pairs put some rotated values one ulp
+// above 1 (the case counts them, so the check below is not vacuous); with them, none.
+template <class K>
+void check_unit_range() {
+  Spec spec;
+  spec.dim = 512;
+  const std::vector<double> w = padded_frequencies(spec);
+  const std::int64_t n = static_cast<std::int64_t>(w.size());
+  const pd::RowLayout L = layout_of(spec);
+  std::vector<float> sa(n), ca(n), sj(n), cj(n), plus(512), minus(512);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> any(0.0, 16777216.0);
+  std::int64_t nearest_over = 0, over = 0, steps = 0;
+  for (int k = 0; k < 3000; ++k) {
+    const double a = std::floor(any(rng)), j = static_cast<double>(k % 65);
+    K::anchors(w.data(), n, a, sa.data(), ca.data());
+    K::anchors(w.data(), n, j, sj.data(), cj.data());
+    for (std::int64_t i = 0; i < n; ++i) {
+      // Each pair: norm <= 1 and every value within one ulp of the float64 value.
+      const double sd = std::sin(a * w[i]), cd = std::cos(a * w[i]);
+      REQUIRE_FALSE(pd::above_unit(sa[i], ca[i]));
+      REQUIRE(std::fabs(sa[i] - sd) <= std::fabs(std::nextafter(sa[i], 2.0f) - sa[i]));
+      REQUIRE(std::fabs(ca[i] - cd) <= std::fabs(std::nextafter(ca[i], 2.0f) - ca[i]));
+      steps += (sa[i] != static_cast<float>(sd)) + (ca[i] != static_cast<float>(cd));
+      // The same products from nearest roundings.
+      const float ns = static_cast<float>(sd), nc = static_cast<float>(cd);
+      const float js = static_cast<float>(std::sin(j * w[i])), jc = static_cast<float>(std::cos(j * w[i]));
+      for (float v : {ns * jc + nc * js, nc * jc - ns * js, ns * jc - nc * js, nc * jc + ns * js})
+        nearest_over += std::fabs(v) > 1.0f;
+    }
+    K::rotate_rows(L, sa.data(), ca.data(), sj.data(), cj.data(), false, 1.0f, plus.data(),
+                   minus.data());
+    for (std::size_t c = 0; c < 512; ++c)
+      over += (std::fabs(plus[c]) > 1.0f) + (std::fabs(minus[c]) > 1.0f);
+  }
+  std::printf("[kernels] %s: %lld values above 1 from nearest pairs, %lld with unit pairs (%lld steps)\n",
+              K::name, static_cast<long long>(nearest_over), static_cast<long long>(over),
+              static_cast<long long>(steps));
+  CHECK(nearest_over > 0);
+  CHECK(over == 0);
+}
+
+TEST_CASE("unit-norm anchors keep angle addition inside [-1, 1] without a clamp", "[kernels]") {
+  check_unit_range<ScalarKernels>();
+#if POSENC_TEST_SIMD
+  check_unit_range<SimdKernels>();
+#endif
+}
 
 TEST_CASE("Encoder calls in chunks agree with the oracle and with one call", "[kernels]") {
   const std::int64_t total = 150;

@@ -3,14 +3,15 @@
 // encode.hpp build a temporary Encoder.
 //
 // How rows are computed (every path within the 2^-22 bound of encode.hpp):
-// - 16 or more consecutive rows: angle addition. Rows are grouped in blocks of block_rows()
-//   aligned at absolute positions (floor(p) mod block_rows() = j); row a + j is
-//   (sin, cos)(a w) rotated by (sin, cos)(j w). The anchor (a) is computed per block in float64;
-//   the j table (block_rows() x frequencies, float32) is built on the first such call and shared
+// - 16 or more consecutive rows: angle addition. Rows are grouped in blocks of block_rows() = B
+//   centred on their anchors c, the multiples of B (rows c - B/2 .. c + B/2 - 1, so position 0
+//   is an anchor and exact); rows c + e and c - e are (sin, cos)(c w) rotated by (sin, cos)(+-e w), both
+//   from one pass over the same four products. The anchor is computed per block in float64;
+//   the e table (B/2 + 1 rows x frequencies, float32) is built on the first such call and shared
 //   by copies of the Encoder. A row's value depends only on its position, never on the call.
 // - Fewer rows with an AnchorCache (incremental decoding): the same angle addition, with the
 //   block anchors kept in the cache between calls, so a row equals the bulk call's row bit for
-//   bit and costs a rotation per element (plus one anchor per block_rows() positions).
+//   bit and costs a rotation per element (plus one anchor per B positions).
 // - Fewer rows without a cache, explicit positions: one float64-reduced float32 sincos per element.
 // - Angles above 2^31 (only with large min_timescale or positions beyond 2^24): libm per element.
 #pragma once
@@ -51,6 +52,7 @@ class AnchorCache {
   std::int64_t stride_ = 0;
   std::int64_t slots_ = 0;
   std::unique_ptr<float[]> values_;        // slots_ x (2 * stride_)
+  std::unique_ptr<float[]> spare_;         // 2 * stride_ >= dim: the row a call does not want
   std::unique_ptr<double[]> starts_;       // block start of each slot, -1 when empty
   std::unique_ptr<std::uint64_t[]> used_;  // last use, for least-recently-used replacement
   std::uint64_t clock_ = 0;
@@ -82,7 +84,8 @@ class Encoder {
   // A cache for this encoder (nullptr when out of memory or when status() is not ok).
   std::unique_ptr<AnchorCache> make_anchor_cache() const;
 
-  // Rows per angle-addition block (64, fewer for dim > 4096 so the table stays near 1 MB).
+  // Rows per angle-addition block (128, fewer above dim 512 so a block stays within 256 KB).
+  // Calls that cover whole blocks (from a row at c - B/2) compute both rows of every pair at once.
   std::int64_t block_rows() const { return block_rows_; }
 
  private:
