@@ -153,7 +153,7 @@ std::unique_ptr<AnchorCache> Encoder::make_anchor_cache() const {
   cache->stride_ = stride;
   cache->slots_ = slots;
   cache->values_.reset(new (std::nothrow) float[static_cast<std::size_t>(2 * slots * stride)]);
-  cache->spare_.reset(new (std::nothrow) float[static_cast<std::size_t>(2 * stride)]());
+  cache->spare_.reset(new (std::nothrow) float[static_cast<std::size_t>(spec_.dim)]());
   cache->starts_.reset(new (std::nothrow) double[static_cast<std::size_t>(slots)]);
   cache->used_.reset(new (std::nothrow) std::uint64_t[static_cast<std::size_t>(slots)]);
   if (!cache->values_ || !cache->spare_ || !cache->starts_ || !cache->used_) return nullptr;
@@ -224,7 +224,7 @@ Status Encoder::run(const RowPositions& rows, const detail::RowTarget& t,
     // Without a cache: one block's anchors and a spare row (for the partner a kernel call always
     // writes); the cache has its own.
     std::unique_ptr<float[]> own;
-    if (!cached) own.reset(new (std::nothrow) float[static_cast<std::size_t>(4 * stride)]());
+    if (!cached) own.reset(new (std::nothrow) float[static_cast<std::size_t>(2 * stride + d)]());
     if (!table || (!cached && !own)) return Status::out_of_memory;
     float* spare = cached ? cache->spare_.get() : own.get() + 2 * stride;
     auto target = [&](std::int64_t r) {
