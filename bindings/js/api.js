@@ -16,7 +16,8 @@ export const MAX_DIM = 65536;
 export const MAX_POSITION = 2147483647;
 
 // Floats of the per-instance scratch buffer: chunks of rows go through it, so working memory is
-// O(dim x chunk), never O(length x dim). 64K floats = 256 KB stays in cache.
+// O(dim x chunk), never O(length x dim). 64K floats = 256 KB stays in cache. (Consecutive rows go
+// in whole angle-addition blocks of at least 8 rows, so above dim 8192 a chunk is 8 rows.)
 const SCRATCH_FLOATS = 65536;
 
 const SPEC_OPTIONS = ['preset', 'base', 'minTimescale', 'layout', 'frequencies', 'odd'];

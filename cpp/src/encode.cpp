@@ -126,18 +126,18 @@ std::shared_ptr<const detail::RotationTable> Encoder::rotation_table() const {
   return table;
 }
 
-const float* AnchorCache::anchors(double a, const double* w) {
+const float* AnchorCache::anchors(double c, const double* w) {
   std::int64_t slot = 0;
   for (std::int64_t k = 0; k < slots_; ++k) {
-    if (starts_[k] == a) {
+    if (starts_[k] == c) {
       used_[k] = ++clock_;
       return values_.get() + 2 * k * stride_;
     }
     if (used_[k] < used_[slot]) slot = k;
   }
   float* s = values_.get() + 2 * slot * stride_;
-  detail::kernel::anchors(w, stride_, a, s, s + stride_);
-  starts_[slot] = a;
+  detail::kernel::anchors(w, stride_, c, s, s + stride_);
+  starts_[slot] = c;
   used_[slot] = ++clock_;
   return s;
 }
@@ -188,12 +188,7 @@ Status Encoder::check(const RowPositions& rows, std::size_t len, std::int64_t wi
 //   reference does.
 Status Encoder::run(const RowPositions& rows, const detail::RowTarget& t,
                     AnchorCache* cache) const {
-  detail::RowLayout L;
-  L.sines = columns_.sines;
-  L.cosines = columns_.cosines;
-  L.dim = spec_.dim;
-  L.interleaved = spec_.layout == Layout::interleaved;
-  L.zero_column = columns_.zeros != 0;
+  const detail::RowLayout L = detail::row_layout(spec_, columns_);
   const double* w = padded_frequencies_.data();
   const std::int64_t stride = static_cast<std::int64_t>(padded_frequencies_.size());
   const std::int64_t d = spec_.dim;

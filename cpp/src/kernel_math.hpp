@@ -159,8 +159,8 @@ inline void put(float* out, float v, float scale) {
 // always, the cosine when i < cosines. The scalar tail of every vector kernel; not inlined, as it
 // runs once per row and would otherwise be copied into every kernel (module size).
 template <bool Add>
-[[gnu::noinline]] inline void put_tail(const RowLayout& L, std::int64_t i0, const float* s, const float* c,
-                     float scale, float* out) {
+[[gnu::noinline]] inline void put_tail(const RowLayout& L, std::int64_t i0, const float* s,
+                                       const float* c, float scale, float* out) {
   const std::int64_t end = i0 + 4 < L.sines ? i0 + 4 : L.sines;
   for (std::int64_t i = i0; i < end; ++i) {
     const bool has_cos = i < L.cosines;

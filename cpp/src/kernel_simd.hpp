@@ -184,12 +184,12 @@ inline void anchors(const double* w, std::int64_t n, double p, float* s, float* 
 // polynomial dominates the row anyway.
 inline void direct_row(const RowLayout& L, const double* w, double p, bool add, float scale,
                        float* out) {
-  const v128_t vp = wasm_f64x2_splat(p);
+  const v128_t vp = wasm_f64x2_splat(p), vscale = wasm_f32x4_splat(scale);
   auto put = [&](float* at, v128_t v) {
     if (add) {
-      put4<true>(at, v, wasm_f32x4_splat(scale));
+      put4<true>(at, v, vscale);
     } else {
-      put4<false>(at, v, v);
+      put4<false>(at, v, vscale);
     }
   };
   auto row = [&](std::int64_t i, v128_t s, v128_t c) {

@@ -11,11 +11,23 @@
 #include <cstdint>
 
 #include "kernel_math.hpp"
+#include "posenc/spec.hpp"
 
 namespace posenc::detail {
 
 inline std::int64_t kernel_pad(std::int64_t n) {
   return (n + 3) / 4 * 4;
+}
+
+// Where a spec's rows put their sines and cosines (columns = columns_of(spec)).
+inline RowLayout row_layout(const Spec& spec, const Columns& columns) {
+  RowLayout L;
+  L.sines = columns.sines;
+  L.cosines = columns.cosines;
+  L.dim = spec.dim;
+  L.interleaved = spec.layout == Layout::interleaved;
+  L.zero_column = columns.zeros != 0;
+  return L;
 }
 
 namespace scalar {

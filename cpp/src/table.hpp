@@ -50,8 +50,9 @@ inline void scatter_row(const Spec& spec, const Columns& columns, const float* s
 }
 
 // The per-spec angle-addition table: for j < rows and frequency i, sin(j w_i) and cos(j w_i)
-// evaluated in float64 and rounded to float32 (kernel::anchors, so each pair has norm <= 1). Row j holds stride sines then stride cosines
-// (stride = frequencies padded to a multiple of 4; padding frequencies are 0).
+// evaluated in float64 and rounded to float32 (kernel::anchors, so each pair has norm <= 1). Row j
+// holds stride sines then stride cosines (stride = frequencies padded to a multiple of 4; padding
+// frequencies are 0).
 struct RotationTable {
   std::int64_t rows = 0;
   std::int64_t stride = 0;

@@ -38,9 +38,8 @@ struct ScalarKernels {
                          float* out) {
     pd::scalar::direct_row(L, w, p, add, k, out);
   }
-  static void rotate_rows(const pd::RowLayout& L, const float* sa, const float* ca,
-                          const float* sj, const float* cj, bool add, float k, float* plus,
-                          float* minus) {
+  static void rotate_rows(const pd::RowLayout& L, const float* sa, const float* ca, const float* sj,
+                          const float* cj, bool add, float k, float* plus, float* minus) {
     pd::scalar::rotate_rows(L, sa, ca, sj, cj, add, k, plus, minus);
   }
 };
@@ -55,9 +54,8 @@ struct SimdKernels {
                          float* out) {
     pd::simd::direct_row(L, w, p, add, k, out);
   }
-  static void rotate_rows(const pd::RowLayout& L, const float* sa, const float* ca,
-                          const float* sj, const float* cj, bool add, float k, float* plus,
-                          float* minus) {
+  static void rotate_rows(const pd::RowLayout& L, const float* sa, const float* ca, const float* sj,
+                          const float* cj, bool add, float k, float* plus, float* minus) {
     pd::simd::rotate_rows(L, sa, ca, sj, cj, add, k, plus, minus);
   }
 };
@@ -88,14 +86,7 @@ std::vector<Spec> specs_for(std::int64_t dim) {
 }
 
 pd::RowLayout layout_of(const Spec& spec) {
-  const Columns c = columns_of(spec);
-  pd::RowLayout L;
-  L.sines = c.sines;
-  L.cosines = c.cosines;
-  L.dim = spec.dim;
-  L.interleaved = spec.layout == Layout::interleaved;
-  L.zero_column = c.zeros != 0;
-  return L;
+  return pd::row_layout(spec, columns_of(spec));
 }
 
 std::vector<double> padded_frequencies(const Spec& spec) {
@@ -215,14 +206,14 @@ TEST_CASE("the SIMD kernels equal the scalar kernels bit for bit", "[kernels]") 
         r2.assign(dim, 2.0f);
         pd::scalar::rotate_rows(L, s1.data(), c1.data(), c2.data(), s2.data(), false, 1.0f,
                                 r1.data(), m1.data());
-        pd::simd::rotate_rows(L, s1.data(), c1.data(), c2.data(), s2.data(), false, 1.0f,
-                              r2.data(), m2.data());
+        pd::simd::rotate_rows(L, s1.data(), c1.data(), c2.data(), s2.data(), false, 1.0f, r2.data(),
+                              m2.data());
         CHECK(r1 == r2);
         CHECK(m1 == m2);
         pd::scalar::rotate_rows(L, s1.data(), c1.data(), c2.data(), s2.data(), true, 0.5f,
                                 r1.data(), m1.data());
-        pd::simd::rotate_rows(L, s1.data(), c1.data(), c2.data(), s2.data(), true, 0.5f,
-                              r2.data(), m2.data());
+        pd::simd::rotate_rows(L, s1.data(), c1.data(), c2.data(), s2.data(), true, 0.5f, r2.data(),
+                              m2.data());
         CHECK(r1 == r2);
         CHECK(m1 == m2);
       }
@@ -257,7 +248,8 @@ void check_unit_range() {
       steps += (sa[i] != static_cast<float>(sd)) + (ca[i] != static_cast<float>(cd));
       // The same products from nearest roundings.
       const float ns = static_cast<float>(sd), nc = static_cast<float>(cd);
-      const float js = static_cast<float>(std::sin(j * w[i])), jc = static_cast<float>(std::cos(j * w[i]));
+      const float js = static_cast<float>(std::sin(j * w[i])),
+                  jc = static_cast<float>(std::cos(j * w[i]));
       for (float v : {ns * jc + nc * js, nc * jc - ns * js, ns * jc - nc * js, nc * jc + ns * js})
         nearest_over += std::fabs(v) > 1.0f;
     }
@@ -266,9 +258,10 @@ void check_unit_range() {
     for (std::size_t c = 0; c < 512; ++c)
       over += (std::fabs(plus[c]) > 1.0f) + (std::fabs(minus[c]) > 1.0f);
   }
-  std::printf("[kernels] %s: %lld values above 1 from nearest pairs, %lld with unit pairs (%lld steps)\n",
-              K::name, static_cast<long long>(nearest_over), static_cast<long long>(over),
-              static_cast<long long>(steps));
+  std::printf(
+      "[kernels] %s: %lld values above 1 from nearest pairs, %lld with unit pairs (%lld steps)\n",
+      K::name, static_cast<long long>(nearest_over), static_cast<long long>(over),
+      static_cast<long long>(steps));
   CHECK(nearest_over > 0);
   CHECK(over == 0);
 }

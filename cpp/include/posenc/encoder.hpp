@@ -5,8 +5,8 @@
 // How rows are computed (every path within the 2^-22 bound of encode.hpp):
 // - 16 or more consecutive rows: angle addition. Rows are grouped in blocks of block_rows() = B
 //   centred on their anchors c, the multiples of B (rows c - B/2 .. c + B/2 - 1, so position 0
-//   is an anchor and exact); rows c + e and c - e are (sin, cos)(c w) rotated by (sin, cos)(+-e w), both
-//   from one pass over the same four products. The anchor is computed per block in float64;
+//   is an anchor and exact); rows c + e and c - e are (sin, cos)(c w) rotated by (sin, cos)(+-e w),
+//   both from one pass over the same four products. The anchor is computed per block in float64;
 //   the e table (B/2 + 1 rows x frequencies, float32) is built on the first such call and shared
 //   by copies of the Encoder. A row's value depends only on its position, never on the call.
 // - Fewer rows with an AnchorCache (incremental decoding): the same angle addition, with the
@@ -45,15 +45,15 @@ class AnchorCache {
  private:
   friend class Encoder;
   AnchorCache() = default;
-  // Sines then cosines of block start a (stride floats each), computing them on a miss.
-  const float* anchors(double a, const double* w);
+  // Sines then cosines of the anchor at block centre c (stride floats each), computed on a miss.
+  const float* anchors(double c, const double* w);
 
   const Encoder* owner_ = nullptr;
   std::int64_t stride_ = 0;
   std::int64_t slots_ = 0;
   std::unique_ptr<float[]> values_;        // slots_ x (2 * stride_)
   std::unique_ptr<float[]> spare_;         // dim floats: the row a kernel call writes unasked
-  std::unique_ptr<double[]> starts_;       // block start of each slot, -1 when empty
+  std::unique_ptr<double[]> starts_;       // block centre of each slot, -1 when empty
   std::unique_ptr<std::uint64_t[]> used_;  // last use, for least-recently-used replacement
   std::uint64_t clock_ = 0;
 };
