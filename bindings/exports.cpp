@@ -1,5 +1,5 @@
-// The hot path as plain C exports: a posenc::Encoder behind an opaque pointer. Pointers and
-// lengths are wasm32 values; every call validates through the core and returns a posenc::Status
+// The hot path as plain C exports: a posenc::SinusoidalEncoder behind an opaque pointer. Pointers
+// and lengths are wasm32 values; every call validates through the core and returns a posenc::Status
 // code (0 = ok) instead of trapping, and writes nothing on error.
 #include <emscripten/emscripten.h>
 #include <malloc.h>
@@ -31,7 +31,7 @@ int code(posenc::Status s) {
 // (incremental decoding) cheap. The cache is per handle, and wasm runs one thread per instance.
 struct Handle {
   explicit Handle(const posenc::Spec& spec) : encoder(spec), cache(encoder.make_anchor_cache()) {}
-  posenc::Encoder encoder;
+  posenc::SinusoidalEncoder encoder;
   std::unique_ptr<posenc::AnchorCache> cache;
 };
 

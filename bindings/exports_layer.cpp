@@ -8,8 +8,8 @@
 #include <new>
 #include <string>
 
-#include "posenc/encoder_layer.hpp"
-#include "posenc/model.hpp"
+#include "posenc/nn/model.hpp"
+#include "posenc/nn/transformer_layer.hpp"
 
 namespace {
 
@@ -34,7 +34,7 @@ struct LastError {
 
 struct PosencLayer {
   LastError last;
-  posenc::EncoderLayer layer;
+  posenc::TransformerEncoderLayer layer;
 };
 
 struct PosencModel {

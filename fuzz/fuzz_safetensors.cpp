@@ -4,7 +4,8 @@
 //  2. the model loader: Model::load (a model that loads has only finite weights), then, when it
 //     loads, a forward over a few tokens, a refused forward (a token out of range), and the same
 //     forward again, which must give the same logits;
-//  3. a lone EncoderLayer configured from the file's shapes and given its "layers.0." tensors,
+//  3. a lone TransformerEncoderLayer configured from the file's shapes and given its "layers.0."
+//  tensors,
 //     then, when it is complete, a forward over a few rows.
 // Whatever the bytes, the core must return errors (never crash, read or write out of bounds,
 // leak, or hit undefined behaviour), and errors must name what they are about. Work per input is
@@ -17,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "posenc/encoder_layer.hpp"
-#include "posenc/model.hpp"
-#include "posenc/safetensors.hpp"
+#include "posenc/io/safetensors.hpp"
+#include "posenc/nn/model.hpp"
+#include "posenc/nn/transformer_layer.hpp"
 
 namespace {
 
@@ -132,7 +133,7 @@ void exercise_layer(const std::uint8_t* data, std::size_t size) {
   config.heads = 1 + static_cast<std::int64_t>(data[size - 1] % 4);
   config.norm_first = (data[size - 1] & 0x10) != 0;
   config.activation = (data[size - 1] & 0x20) ? posenc::Activation::gelu : posenc::Activation::relu;
-  posenc::EncoderLayer layer;
+  posenc::TransformerEncoderLayer layer;
   if (!layer.configure(config).ok()) return;
   std::vector<float> values;
   for (const char* name : posenc::kLayerTensorNames) {

@@ -39,7 +39,7 @@ int main() {
       Spec spec;
       spec.dim = sh.dim;
       spec.layout = layout;
-      const Encoder enc(spec);
+      const SinusoidalEncoder enc(spec);
       const std::size_t n = static_cast<std::size_t>(sh.rows * sh.dim);
       std::vector<float> out(n, 1.0f);
       const double bytes = 4.0 * static_cast<double>(n);
@@ -81,7 +81,7 @@ int main() {
   // The incremental-decoding call: 1 row x 512 at offsets up to 2^24.
   Spec spec;
   spec.dim = 512;
-  const Encoder enc(spec);
+  const SinusoidalEncoder enc(spec);
   std::vector<float> row(512), emb(512, 0.5f);
   const int calls = 200000;
   for (double offset : {0.0, 16777216.0 - 5.0}) {

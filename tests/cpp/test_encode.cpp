@@ -150,7 +150,7 @@ TEST_CASE("calls of a few rows with an anchor cache equal the bulk rows bit for 
   for (std::int64_t dim : {1, 5, 34, 512}) {
     for (const Spec& spec : all_specs(dim)) {
       INFO(oracle::describe(spec));
-      const Encoder enc(spec);
+      const SinusoidalEncoder enc(spec);
       REQUIRE(enc.status() == Status::ok);
       auto cache = enc.make_anchor_cache();
       REQUIRE(cache);
@@ -191,7 +191,7 @@ TEST_CASE("calls of a few rows with an anchor cache equal the bulk rows bit for 
       // A cache made by another encoder is bypassed, not misused.
       Spec other = spec;
       other.base = 500.0;
-      const Encoder enc2(other);
+      const SinusoidalEncoder enc2(other);
       if (enc2.status() == Status::ok) {
         RowPositions one;
         one.count = 1;

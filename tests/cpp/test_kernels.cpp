@@ -1,7 +1,7 @@
 // The fast kernels (cpp/src/kernels.hpp) against the float64 oracle: the portable kernels
 // always; the wasm SIMD kernels in the -msimd128 build, and natively through simde when
 // libsimde-dev is installed. Dims 1..70 (every tail), 511..513 and 4096, both layouts, both
-// odd-dim policies, offsets up to 2^24, and Encoder calls in chunks of 1..1000 rows.
+// odd-dim policies, offsets up to 2^24, and SinusoidalEncoder calls in chunks of 1..1000 rows.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "kernels.hpp"
 #include "oracle.hpp"
 #include "posenc/posenc.hpp"
+#include "sincos/kernels.hpp"
 
 #if !defined(__wasm_simd128__) && defined(__has_include) && !defined(__EMSCRIPTEN__)
 #if __has_include(<simde/wasm/simd128.h>)
 #define POSENC_SIMD_VIA_SIMDE 1
-#include "kernel_simd.hpp"
+#include "sincos/kernel_simd.hpp"
 #endif
 #endif
 #if defined(__wasm_simd128__) || defined(POSENC_SIMD_VIA_SIMDE)
@@ -90,7 +90,7 @@ pd::RowLayout layout_of(const Spec& spec) {
 }
 
 std::vector<double> padded_frequencies(const Spec& spec) {
-  std::vector<double> w = Encoder(spec).frequencies();
+  std::vector<double> w = SinusoidalEncoder(spec).frequencies();
   w.resize(static_cast<std::size_t>(pd::kernel_pad(static_cast<std::int64_t>(w.size()))), 0.0);
   return w;
 }
@@ -273,12 +273,13 @@ TEST_CASE("unit-norm anchors keep angle addition inside [-1, 1] without a clamp"
 #endif
 }
 
-TEST_CASE("Encoder calls in chunks agree with the oracle and with one call", "[kernels]") {
+TEST_CASE("SinusoidalEncoder calls in chunks agree with the oracle and with one call",
+          "[kernels]") {
   const std::int64_t total = 150;
   double worst = 0;
   for (std::int64_t dim : test_dims()) {
     for (const Spec& spec : specs_for(dim)) {
-      const Encoder enc(spec);
+      const SinusoidalEncoder enc(spec);
       const std::size_t d = static_cast<std::size_t>(dim);
       for (double offset : kOffsets) {
         INFO(oracle::describe(spec) << " offset=" << offset);
@@ -324,14 +325,15 @@ TEST_CASE("Encoder calls in chunks agree with the oracle and with one call", "[k
       }
     }
   }
-  std::printf("[kernels] worst Encoder error: %.3g (bound %.3g)\n", worst, oracle::kBound);
+  std::printf("[kernels] worst SinusoidalEncoder error: %.3g (bound %.3g)\n", worst,
+              oracle::kBound);
 }
 
 TEST_CASE("explicit positions, zero rows and concat on the fast paths", "[kernels]") {
   for (std::int64_t dim : {5, 64, 513}) {
     for (const Spec& spec : specs_for(dim)) {
       INFO(oracle::describe(spec));
-      const Encoder enc(spec);
+      const SinusoidalEncoder enc(spec);
       std::vector<double> positions = {16777215.0, 0.0, 3.5, 1048576.0, 7.0, 7.0};
       std::vector<std::uint8_t> zero(positions.size(), 0);
       zero[1] = 1;

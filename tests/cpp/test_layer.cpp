@@ -1,4 +1,4 @@
-// The GEMM kernel against its scalar reference, and EncoderLayer against PyTorch's own
+// The GEMM kernel against its scalar reference, and TransformerEncoderLayer against PyTorch's own
 // nn.TransformerEncoderLayer (fixtures from tests/fixtures/layer/gen_layer.py).
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "posenc/encoder_layer.hpp"
-#include "posenc/gemm.hpp"
+#include "posenc/nn/gemm.hpp"
+#include "posenc/nn/transformer_layer.hpp"
 #include "test_layer_util.hpp"
 
 using namespace posenc;
@@ -20,8 +20,8 @@ const char* const kFixtures[] = {
     "pre-relu-d64-causal-pad", "post-gelu-d64-odd", "pre-relu-d6-causal",   "small-post-relu",
 };
 
-EncoderLayer make_layer(const LayerConfig& config, std::int64_t seed) {
-  EncoderLayer layer;
+TransformerEncoderLayer make_layer(const LayerConfig& config, std::int64_t seed) {
+  TransformerEncoderLayer layer;
   REQUIRE(layer.configure(config).ok());
   for (const auto& t : layer_test::layer_state(seed, config.d_model, config.ff_dim)) {
     const LayerError e = layer.set_tensor(t.name, t.values.data(), t.values.size(), t.shape.data(),
@@ -88,7 +88,7 @@ TEST_CASE("layer: matches PyTorch nn.TransformerEncoderLayer within 4e-6", "[lay
     const LayerConfig config = layer_test::config_from_json(fx.at("config"));
     const std::int64_t seed = fx.at("seed").get<std::int64_t>();
     const std::int64_t length = fx.at("length").get<std::int64_t>();
-    EncoderLayer layer = make_layer(config, seed);
+    TransformerEncoderLayer layer = make_layer(config, seed);
     const auto x = layer_test::layer_input(seed, length, config.d_model);
     std::vector<std::uint8_t> mask;
     ForwardOptions options;
@@ -132,7 +132,7 @@ TEST_CASE("layer: bad input gives errors naming the argument, the layer keeps wo
   config.d_model = 6;
   config.heads = 4;
   config.ff_dim = 10;
-  EncoderLayer layer;
+  TransformerEncoderLayer layer;
   LayerError e = layer.configure(config);
   CHECK(e.status == LayerStatus::invalid_config);
   CHECK(e.name == "heads");

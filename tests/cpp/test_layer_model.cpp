@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "posenc/model.hpp"
-#include "posenc/safetensors.hpp"
+#include "posenc/io/safetensors.hpp"
+#include "posenc/nn/model.hpp"
 #include "test_layer_util.hpp"
 
 using namespace posenc;

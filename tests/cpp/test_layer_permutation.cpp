@@ -1,4 +1,4 @@
-// Permutation equivariance (issue 5): without a positional encoding, permuting the input tokens
+// Permutation equivariance: without a positional encoding, permuting the input tokens
 // of the encoder layer (and of the model) permutes its outputs and attention probabilities bit
 // for bit; with the positional encoding added it does not.
 #include <algorithm>
@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "posenc/encode.hpp"
-#include "posenc/encoder_layer.hpp"
-#include "posenc/gemm.hpp"
-#include "posenc/model.hpp"
-#include "posenc/presets.hpp"
+#include "posenc/nn/gemm.hpp"
+#include "posenc/nn/model.hpp"
+#include "posenc/nn/transformer_layer.hpp"
+#include "posenc/sinusoidal/encode.hpp"
+#include "posenc/sinusoidal/presets.hpp"
 #include "test_layer_util.hpp"
 
 using namespace posenc;
@@ -84,8 +84,8 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return layer_test::max_abs_diff(a, b);
 }
 
-EncoderLayer make_layer(const LayerConfig& config, std::int64_t seed) {
-  EncoderLayer layer;
+TransformerEncoderLayer make_layer(const LayerConfig& config, std::int64_t seed) {
+  TransformerEncoderLayer layer;
   REQUIRE(layer.configure(config).ok());
   for (const auto& t : layer_test::layer_state(seed, config.d_model, config.ff_dim))
     REQUIRE(layer
@@ -99,7 +99,7 @@ struct Run {
   std::vector<float> out, attention;
 };
 
-Run forward(EncoderLayer& layer, const std::vector<float>& x, std::int64_t length,
+Run forward(TransformerEncoderLayer& layer, const std::vector<float>& x, std::int64_t length,
             const std::vector<std::uint8_t>& mask) {
   ForwardOptions options;
   if (!mask.empty()) options.key_padding_mask = mask.data();
@@ -188,7 +188,7 @@ TEST_CASE("layer without PE: permuting the tokens permutes the output and attent
       config.ff_dim = c.ff;
       config.norm_first = c.norm_first;
       config.activation = c.activation;
-      EncoderLayer layer = make_layer(config, seed);
+      TransformerEncoderLayer layer = make_layer(config, seed);
       std::vector<float> x = layer_test::layer_input(seed, c.length, c.d);
       if (c.duplicates) {  // rows 1 and 4 repeat row 0; row 3 repeats row 2
         std::copy_n(x.begin(), c.d, x.begin() + 1 * c.d);
@@ -226,7 +226,7 @@ TEST_CASE("layer with PE added to the input: permuting the tokens does not permu
     config.ff_dim = c.ff;
     config.norm_first = c.norm_first;
     config.activation = c.activation;
-    EncoderLayer layer = make_layer(config, 7);
+    TransformerEncoderLayer layer = make_layer(config, 7);
     const std::vector<float> emb = layer_test::layer_input(8, c.length, c.d);
     std::vector<float> table(emb.size());
     RowPositions rows;

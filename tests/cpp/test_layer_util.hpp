@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "posenc/encoder_layer.hpp"
+#include "posenc/nn/transformer_layer.hpp"
 
 namespace layer_test {
 

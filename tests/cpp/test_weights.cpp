@@ -1,4 +1,4 @@
-// Bad weights (issue 7): safetensors files that are corrupt in one targeted way, non-finite
+// Bad weights: safetensors files that are corrupt in one targeted way, non-finite
 // weights, metadata errors named after the key they come from, and the regression tests of what
 // fuzz/fuzz_safetensors.cpp and the JS tests found. Every error names its tensor or key; the
 // model or layer that refused something keeps working.
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "posenc/encoder_layer.hpp"
-#include "posenc/model.hpp"
-#include "posenc/safetensors.hpp"
-#include "tensor_check.hpp"
+#include "nn/tensor_check.hpp"
+#include "posenc/io/safetensors.hpp"
+#include "posenc/nn/model.hpp"
+#include "posenc/nn/transformer_layer.hpp"
 #include "test_layer_util.hpp"
 
 using namespace posenc;
@@ -210,13 +210,14 @@ TEST_CASE("weights: NaN and infinity are refused at load, naming the element", "
   CHECK(model.load(bytes.data(), bytes.size()).ok());
 }
 
-TEST_CASE("weights: EncoderLayer::set_tensor refuses NaN and infinity, naming the element",
-          "[layer][weights]") {
+TEST_CASE(
+    "weights: TransformerEncoderLayer::set_tensor refuses NaN and infinity, naming the element",
+    "[layer][weights]") {
   LayerConfig config;
   config.d_model = 4;
   config.heads = 2;
   config.ff_dim = 8;
-  EncoderLayer layer;
+  TransformerEncoderLayer layer;
   REQUIRE(layer.configure(config).ok());
   auto state = layer_test::layer_state(5, 4, 8);
   for (const auto& t : state)
@@ -485,7 +486,7 @@ TEST_CASE("weights: workspace sizes are checked before allocating (wasm32 overfl
     config.d_model = 256;
     config.heads = 256;
     config.ff_dim = 4;
-    EncoderLayer layer;
+    TransformerEncoderLayer layer;
     REQUIRE(layer.configure(config).ok());
     for (const auto& t : layer_test::layer_state(9, 256, 4))
       REQUIRE(layer.set_tensor(t.name, t.values.data(), t.values.size()).ok());

@@ -1,9 +1,13 @@
-// posenc: sinusoidal positional encodings of Transformers, exact to float32 rounding.
-// The whole public C++ API: include this header and link the posenc library.
+// posenc: positional encodings of Transformers, exact to float32 rounding, and the small
+// transformer that shows what they do. The whole public C++ API: include this header and link the
+// posenc library (or include the header of one part: sinusoidal/, nn/, io/).
 #pragma once
 
-#include "posenc/encode.hpp"
-#include "posenc/encoder.hpp"
-#include "posenc/presets.hpp"
-#include "posenc/spec.hpp"
+#include "posenc/io/safetensors.hpp"
+#include "posenc/nn/model.hpp"
+#include "posenc/nn/transformer_layer.hpp"
+#include "posenc/sinusoidal/encode.hpp"
+#include "posenc/sinusoidal/encoder.hpp"
+#include "posenc/sinusoidal/presets.hpp"
+#include "posenc/sinusoidal/spec.hpp"
 #include "posenc/status.hpp"

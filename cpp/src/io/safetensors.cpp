@@ -1,10 +1,10 @@
 // The safetensors reader: header validation and F32/F16/BF16 conversion.
-#include "posenc/safetensors.hpp"
+#include "posenc/io/safetensors.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-#include "json_header.hpp"
+#include "io/json_header.hpp"
 
 namespace posenc {
 

@@ -1,4 +1,4 @@
-#include "posenc/spec.hpp"
+#include "posenc/sinusoidal/spec.hpp"
 
 #include <cmath>
 

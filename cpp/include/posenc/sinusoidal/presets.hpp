@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "posenc/spec.hpp"
+#include "posenc/sinusoidal/spec.hpp"
 
 namespace posenc {
 

@@ -2,8 +2,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "posenc/encode.hpp"
-#include "posenc/encoder.hpp"
+#include "posenc/sinusoidal/encode.hpp"
+#include "posenc/sinusoidal/encoder.hpp"
 
 namespace posenc {
 
@@ -17,7 +17,8 @@ Status check_shift(const Spec& spec, double k) {
 }
 
 // Column of sine i and of cosine i under the spec's layout.
-void pair_columns(const Encoder& t, std::int64_t i, std::int64_t* sine, std::int64_t* cosine) {
+void pair_columns(const SinusoidalEncoder& t, std::int64_t i, std::int64_t* sine,
+                  std::int64_t* cosine) {
   if (t.spec().layout == Layout::interleaved) {
     *sine = 2 * i;
     *cosine = 2 * i + 1;
@@ -31,7 +32,7 @@ void pair_columns(const Encoder& t, std::int64_t i, std::int64_t* sine, std::int
 
 Status shift_blocks(const Spec& spec, double k, float* out, std::size_t out_len) {
   if (Status s = check_shift(spec, k); s != Status::ok) return s;
-  const Encoder t(spec);
+  const SinusoidalEncoder t(spec);
   if (out == nullptr || out_len != static_cast<std::size_t>(2 * t.columns().sines)) {
     return Status::size_mismatch;
   }
@@ -47,7 +48,7 @@ Status shift_matrix(const Spec& spec, double k, float* out, std::size_t out_len)
   if (Status s = check_shift(spec, k); s != Status::ok) return s;
   const std::int64_t d = spec.dim;
   if (out == nullptr || out_len != static_cast<std::size_t>(d * d)) return Status::size_mismatch;
-  const Encoder t(spec);
+  const SinusoidalEncoder t(spec);
   std::memset(out, 0, sizeof(float) * out_len);
   for (std::int64_t i = 0; i < t.columns().sines; ++i) {
     const double angle = k * t.frequencies().data()[i];

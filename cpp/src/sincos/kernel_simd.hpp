@@ -16,7 +16,7 @@
 #error "kernel_simd.hpp needs -msimd128 (or POSENC_SIMD_VIA_SIMDE natively)"
 #endif
 
-#include "kernel_math.hpp"
+#include "sincos/kernel_math.hpp"
 
 namespace posenc::detail::simd {
 

@@ -1,17 +1,17 @@
-// posenc: a small token tagger around EncoderLayer, loaded from one .safetensors file.
+// posenc: a small token tagger around TransformerEncoderLayer, loaded from one .safetensors file.
 //
 //   h = embedding[tokens] * embedding_scale + PE(positions 0..L-1)   (PE: a posenc preset, or none)
 //   h = layers[N-1]( ... layers[0](h))
 //   logits = h head.weight^T + head.bias                               (L x num_classes)
 //
-// Tensors (PyTorch names): embedding.weight [vocab, d], layers.<i>.<EncoderLayer names>,
+// Tensors (PyTorch names): embedding.weight [vocab, d], layers.<i>.<TransformerEncoderLayer names>,
 // head.weight [classes, d], head.bias [classes]; F32, F16 or BF16. The config is in
 // __metadata__ (strings): heads, num_layers, positional_encoding (a preset name such as
 // "vaswani", or "none"); optional norm_first ("true"/"false", default false), activation
 // ("relu"/"gelu", default relu), layer_norm_eps (default 1e-5), embedding_scale (default sqrt(d),
 // finite as a float32), vocab and labels (space-separated, for display). d, ff, vocab and class
-// counts come from the tensor shapes. The PE is added by posenc::Encoder::add_to (float32 within
-// 2^-22 of exact).
+// counts come from the tensor shapes. The PE is added by posenc::SinusoidalEncoder::add_to (float32
+// within 2^-22 of exact).
 #pragma once
 
 #include <cstddef>
@@ -21,10 +21,10 @@
 #include <vector>
 
 #include "posenc/buffer.hpp"
-#include "posenc/encoder.hpp"
-#include "posenc/encoder_layer.hpp"
-#include "posenc/gemm.hpp"
-#include "posenc/layer_status.hpp"
+#include "posenc/nn/gemm.hpp"
+#include "posenc/nn/layer_status.hpp"
+#include "posenc/nn/transformer_layer.hpp"
+#include "posenc/sinusoidal/encoder.hpp"
 
 namespace posenc {
 
@@ -74,10 +74,10 @@ class Model {
  private:
   ModelConfig config_;
   FloatBuffer embedding_;
-  std::unique_ptr<Encoder> encoder_;  // null when positional_encoding is "none"
+  std::unique_ptr<SinusoidalEncoder> encoder_;  // null when positional_encoding is "none"
   double first_position_ = 0.0;
   double zero_position_ = -1.0;
-  std::vector<EncoderLayer> layers_;
+  std::vector<TransformerEncoderLayer> layers_;
   PackedMatrix head_;
   FloatBuffer head_bias_;
   FloatBuffer hidden_;

@@ -1,8 +1,8 @@
-// Internal: the row kernels behind Encoder::encode/add_to/concat. Two implementations with the
-// same contract: `scalar` (portable C++, used natively and by the wasm baseline build) and `simd`
-// (wasm SIMD128 intrinsics, kernel_simd.hpp, used by the -msimd128 build). Arrays of frequencies
-// and of per-frequency values are padded to a multiple of 4 entries (kernel_pad); padding
-// frequencies are 0.
+// Internal: the row kernels behind SinusoidalEncoder::encode/add_to/concat. Two implementations
+// with the same contract: `scalar` (portable C++, used natively and by the wasm baseline build) and
+// `simd` (wasm SIMD128 intrinsics, kernel_simd.hpp, used by the -msimd128 build). Arrays of
+// frequencies and of per-frequency values are padded to a multiple of 4 entries (kernel_pad);
+// padding frequencies are 0.
 //
 // Every kernel writes a row in the layout L describes; with add = true it computes
 // out[c] = out[c] * scale + value instead of storing.
@@ -10,8 +10,8 @@
 
 #include <cstdint>
 
-#include "kernel_math.hpp"
-#include "posenc/spec.hpp"
+#include "posenc/sinusoidal/spec.hpp"
+#include "sincos/kernel_math.hpp"
 
 namespace posenc::detail {
 
@@ -53,7 +53,7 @@ void rotate_rows(const RowLayout& L, const float* sa, const float* ca, const flo
 
 // The kernels this build runs: wasm SIMD under -msimd128, the portable ones otherwise.
 #if defined(__wasm_simd128__)
-#include "kernel_simd.hpp"
+#include "sincos/kernel_simd.hpp"
 namespace posenc::detail {
 namespace kernel = simd;
 }

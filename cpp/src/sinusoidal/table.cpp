@@ -1,13 +1,13 @@
-#include "table.hpp"
+#include "sinusoidal/table.hpp"
 
 #include <cmath>
 #include <new>
 
-#include "kernels.hpp"
+#include "sincos/kernels.hpp"
 
 namespace posenc::detail {
 
-void reference_row(const Encoder& e, double p, float* sines, float* cosines) {
+void reference_row(const SinusoidalEncoder& e, double p, float* sines, float* cosines) {
   const double* w = e.frequencies().data();
   const std::int64_t ns = e.columns().sines, nc = e.columns().cosines;
   for (std::int64_t i = 0; i < ns; ++i) {

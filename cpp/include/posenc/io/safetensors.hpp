@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "posenc/layer_status.hpp"
+#include "posenc/nn/layer_status.hpp"
 
 namespace posenc {
 

@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "posenc/spec.hpp"
+#include "posenc/sinusoidal/spec.hpp"
 #include "posenc/status.hpp"
 
 namespace posenc {

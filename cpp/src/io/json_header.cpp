@@ -1,5 +1,5 @@
 // The strict, bounded JSON parser of json_header.hpp.
-#include "json_header.hpp"
+#include "io/json_header.hpp"
 
 namespace posenc::detail {
 

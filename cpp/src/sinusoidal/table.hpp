@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "posenc/encoder.hpp"
-#include "posenc/spec.hpp"
+#include "posenc/sinusoidal/encoder.hpp"
+#include "posenc/sinusoidal/spec.hpp"
 
 namespace posenc::detail {
 
@@ -72,6 +72,6 @@ std::shared_ptr<const RotationTable> build_rotation_table(const double* w, std::
 std::int64_t block_rows_for(std::int64_t dim);
 
 // Fills sines[i] = sin(p * w_i), cosines[i] = cos(p * w_i) for one row, rounded from float64.
-void reference_row(const Encoder& e, double p, float* sines, float* cosines);
+void reference_row(const SinusoidalEncoder& e, double p, float* sines, float* cosines);
 
 }  // namespace posenc::detail

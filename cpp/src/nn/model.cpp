@@ -1,5 +1,5 @@
 // Model: loading from safetensors and the forward pass.
-#include "posenc/model.hpp"
+#include "posenc/nn/model.hpp"
 
 #include <algorithm>
 #include <cfloat>
@@ -9,9 +9,9 @@
 #include <new>
 #include <utility>
 
-#include "posenc/presets.hpp"
-#include "posenc/safetensors.hpp"
-#include "tensor_check.hpp"
+#include "nn/tensor_check.hpp"
+#include "posenc/io/safetensors.hpp"
+#include "posenc/sinusoidal/presets.hpp"
 
 namespace posenc {
 
@@ -180,7 +180,7 @@ LayerError Model::load(const std::uint8_t* bytes, std::size_t size) {
     Preset preset;
     if (!preset_from_name(c.positional_encoding, &preset))
       return bad_metadata("positional_encoding");
-    m.encoder_.reset(new (std::nothrow) Encoder(preset_spec(preset, d)));
+    m.encoder_.reset(new (std::nothrow) SinusoidalEncoder(preset_spec(preset, d)));
     if (!m.encoder_) return layer_error(LayerStatus::out_of_memory, "positional_encoding");
     if (m.encoder_->status() != Status::ok) return bad_metadata("positional_encoding");
     m.first_position_ = preset_first_position(preset, kFairseqDefaultPaddingIdx);
@@ -203,7 +203,7 @@ LayerError Model::load(const std::uint8_t* bytes, std::size_t size) {
 
   m.layers_.resize(static_cast<std::size_t>(c.num_layers));
   for (std::int64_t i = 0; i < c.num_layers; ++i) {
-    EncoderLayer& layer = m.layers_[static_cast<std::size_t>(i)];
+    TransformerEncoderLayer& layer = m.layers_[static_cast<std::size_t>(i)];
     if (LayerError e = layer.configure(c.layer); !e.ok()) return e;
     const std::string prefix = "layers." + std::to_string(i) + ".";
     for (const char* short_name : kLayerTensorNames) {
@@ -264,7 +264,7 @@ LayerError Model::forward(const std::int32_t* tokens, std::int64_t length,
   ForwardOptions layer_options;
   layer_options.causal = options.causal;
   layer_options.key_padding_mask = options.key_padding_mask;
-  for (EncoderLayer& layer : layers_)
+  for (TransformerEncoderLayer& layer : layers_)
     if (LayerError e = layer.forward(h, n, length, layer_options, h, n); !e.ok()) return e;
   gemm(h, d, length, head_, head_bias_.data(), Epilogue::none, logits, config_.num_classes);
   return {};
@@ -273,7 +273,7 @@ LayerError Model::forward(const std::int32_t* tokens, std::int64_t length,
 std::int64_t Model::attention_length() const {
   if (layers_.empty()) return 0;
   const std::int64_t length = layers_[0].attention_length();
-  for (const EncoderLayer& layer : layers_)
+  for (const TransformerEncoderLayer& layer : layers_)
     if (layer.attention_length() != length) return 0;
   return length;
 }

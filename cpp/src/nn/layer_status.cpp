@@ -1,4 +1,4 @@
-#include "posenc/layer_status.hpp"
+#include "posenc/nn/layer_status.hpp"
 
 namespace posenc {
 

@@ -28,8 +28,8 @@
 #include <string_view>
 
 #include "posenc/buffer.hpp"
-#include "posenc/gemm.hpp"
-#include "posenc/layer_status.hpp"
+#include "posenc/nn/gemm.hpp"
+#include "posenc/nn/layer_status.hpp"
 
 namespace posenc {
 
@@ -63,7 +63,7 @@ struct ForwardOptions {
 inline constexpr int kLayerTensorCount = 12;
 extern const char* const kLayerTensorNames[kLayerTensorCount];
 
-class EncoderLayer {
+class TransformerEncoderLayer {
  public:
   // Sets the config and forgets every weight. On error the layer keeps its previous state.
   LayerError configure(const LayerConfig& config);

@@ -1,6 +1,6 @@
 // The portable kernels (kernels.hpp): plain loops over frequencies, four at a time so the
 // structure (and the tail handling) matches the SIMD kernels.
-#include "kernels.hpp"
+#include "sincos/kernels.hpp"
 
 namespace posenc::detail::scalar {
 

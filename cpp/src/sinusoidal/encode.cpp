@@ -1,6 +1,6 @@
 // encode, add_to and concat: validation, then one pass over the rows with the fast kernels
 // (kernels.hpp); encode_reference keeps the libm-per-element oracle path.
-#include "posenc/encode.hpp"
+#include "posenc/sinusoidal/encode.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,9 +8,9 @@
 #include <memory>
 #include <new>
 
-#include "kernels.hpp"
-#include "posenc/encoder.hpp"
-#include "table.hpp"
+#include "posenc/sinusoidal/encoder.hpp"
+#include "sincos/kernels.hpp"
+#include "sinusoidal/table.hpp"
 
 namespace posenc {
 
@@ -32,7 +32,7 @@ struct RowScratch {
 
 // Calls row_sink(r, sines, cosines) for every non-zero row and zero_sink(r) for padding rows.
 template <class RowSink, class ZeroSink>
-Status for_each_row(const Encoder& e, const RowPositions& rows, RowSink row_sink,
+Status for_each_row(const SinusoidalEncoder& e, const RowPositions& rows, RowSink row_sink,
                     ZeroSink zero_sink) {
   RowScratch scratch;
   if (!scratch.allocate(e.columns())) return Status::out_of_memory;
@@ -107,7 +107,7 @@ void touch_row(std::int64_t r, const detail::RowTarget& t, std::int64_t d) {
 
 }  // namespace
 
-Encoder::Encoder(const Spec& spec)
+SinusoidalEncoder::SinusoidalEncoder(const Spec& spec)
     : spec_(spec),
       status_(validate(spec)),
       columns_(status_ == Status::ok ? columns_of(spec) : Columns{}),
@@ -115,7 +115,7 @@ Encoder::Encoder(const Spec& spec)
       padded_frequencies_(padded(frequencies_)),
       block_rows_(status_ == Status::ok ? detail::block_rows_for(spec.dim) : 0) {}
 
-std::shared_ptr<const detail::RotationTable> Encoder::rotation_table() const {
+std::shared_ptr<const detail::RotationTable> SinusoidalEncoder::rotation_table() const {
   auto table = std::atomic_load(&table_);
   if (!table) {
     table = detail::build_rotation_table(padded_frequencies_.data(),
@@ -142,7 +142,7 @@ const float* AnchorCache::anchors(double c, const double* w) {
   return s;
 }
 
-std::unique_ptr<AnchorCache> Encoder::make_anchor_cache() const {
+std::unique_ptr<AnchorCache> SinusoidalEncoder::make_anchor_cache() const {
   if (status_ != Status::ok) return nullptr;
   std::unique_ptr<AnchorCache> cache(new (std::nothrow) AnchorCache());
   if (!cache) return nullptr;
@@ -164,7 +164,8 @@ std::unique_ptr<AnchorCache> Encoder::make_anchor_cache() const {
   return cache;
 }
 
-Status Encoder::check(const RowPositions& rows, std::size_t len, std::int64_t width) const {
+Status SinusoidalEncoder::check(const RowPositions& rows, std::size_t len,
+                                std::int64_t width) const {
   if (status_ != Status::ok) return status_;
   if (Status s = validate(spec_, rows); s != Status::ok) return s;
   if (width < 1 || rows.count > kMaxElements / width) return Status::invalid_length;
@@ -186,8 +187,8 @@ Status Encoder::check(const RowPositions& rows, std::size_t len, std::int64_t wi
 //   < 2^-31, its rounding <= 2u: <= 3u.
 // - add_to: the same values, then one rounding of out * scale and one of the sum, as the
 //   reference does.
-Status Encoder::run(const RowPositions& rows, const detail::RowTarget& t,
-                    AnchorCache* cache) const {
+Status SinusoidalEncoder::run(const RowPositions& rows, const detail::RowTarget& t,
+                              AnchorCache* cache) const {
   const detail::RowLayout L = detail::row_layout(spec_, columns_);
   const double* w = padded_frequencies_.data();
   const std::int64_t stride = static_cast<std::int64_t>(padded_frequencies_.size());
@@ -288,7 +289,8 @@ Status Encoder::run(const RowPositions& rows, const detail::RowTarget& t,
   return Status::ok;
 }
 
-Status Encoder::encode_reference(const RowPositions& rows, float* out, std::size_t out_len) const {
+Status SinusoidalEncoder::encode_reference(const RowPositions& rows, float* out,
+                                           std::size_t out_len) const {
   if (Status s = check(rows, out_len, spec_.dim); s != Status::ok) return s;
   if (out == nullptr) return Status::size_mismatch;
   const std::int64_t d = spec_.dim;
@@ -302,8 +304,8 @@ Status Encoder::encode_reference(const RowPositions& rows, float* out, std::size
       });
 }
 
-Status Encoder::encode(const RowPositions& rows, float* out, std::size_t out_len,
-                       AnchorCache* cache) const {
+Status SinusoidalEncoder::encode(const RowPositions& rows, float* out, std::size_t out_len,
+                                 AnchorCache* cache) const {
   if (Status s = check(rows, out_len, spec_.dim); s != Status::ok) return s;
   if (out == nullptr) return Status::size_mismatch;
   detail::RowTarget t;
@@ -312,8 +314,8 @@ Status Encoder::encode(const RowPositions& rows, float* out, std::size_t out_len
   return run(rows, t, cache);
 }
 
-Status Encoder::add_to(const RowPositions& rows, float scale, float* embeddings,
-                       std::size_t embeddings_len, AnchorCache* cache) const {
+Status SinusoidalEncoder::add_to(const RowPositions& rows, float scale, float* embeddings,
+                                 std::size_t embeddings_len, AnchorCache* cache) const {
   if (Status s = check(rows, embeddings_len, spec_.dim); s != Status::ok) return s;
   if (!std::isfinite(scale)) return Status::invalid_scale;
   if (embeddings == nullptr) return Status::size_mismatch;
@@ -325,9 +327,9 @@ Status Encoder::add_to(const RowPositions& rows, float scale, float* embeddings,
   return run(rows, t, cache);
 }
 
-Status Encoder::concat(const RowPositions& rows, const float* embeddings,
-                       std::size_t embeddings_len, std::int64_t embedding_dim, float* out,
-                       std::size_t out_len, AnchorCache* cache) const {
+Status SinusoidalEncoder::concat(const RowPositions& rows, const float* embeddings,
+                                 std::size_t embeddings_len, std::int64_t embedding_dim, float* out,
+                                 std::size_t out_len, AnchorCache* cache) const {
   if (status_ != Status::ok) return status_;
   if (embedding_dim < 1 || embedding_dim > kMaxElements - spec_.dim) return Status::invalid_dim;
   const std::int64_t width = embedding_dim + spec_.dim;
@@ -346,23 +348,24 @@ Status Encoder::concat(const RowPositions& rows, const float* embeddings,
 }
 
 Status encode(const Spec& spec, const RowPositions& rows, float* out, std::size_t out_len) {
-  return Encoder(spec).encode(rows, out, out_len);
+  return SinusoidalEncoder(spec).encode(rows, out, out_len);
 }
 
 Status encode_reference(const Spec& spec, const RowPositions& rows, float* out,
                         std::size_t out_len) {
-  return Encoder(spec).encode_reference(rows, out, out_len);
+  return SinusoidalEncoder(spec).encode_reference(rows, out, out_len);
 }
 
 Status add_to(const Spec& spec, const RowPositions& rows, float scale, float* embeddings,
               std::size_t embeddings_len) {
-  return Encoder(spec).add_to(rows, scale, embeddings, embeddings_len);
+  return SinusoidalEncoder(spec).add_to(rows, scale, embeddings, embeddings_len);
 }
 
 Status concat(const Spec& spec, const RowPositions& rows, const float* embeddings,
               std::size_t embeddings_len, std::int64_t embedding_dim, float* out,
               std::size_t out_len) {
-  return Encoder(spec).concat(rows, embeddings, embeddings_len, embedding_dim, out, out_len);
+  return SinusoidalEncoder(spec).concat(rows, embeddings, embeddings_len, embedding_dim, out,
+                                        out_len);
 }
 
 }  // namespace posenc

@@ -1,6 +1,6 @@
 // posenc: a reusable encoder for one Spec. It computes the spec's frequencies once and keeps
 // them; every call then only validates its rows and runs the kernel. The free functions of
-// encode.hpp build a temporary Encoder.
+// encode.hpp build a temporary SinusoidalEncoder.
 //
 // How rows are computed (every path within the 2^-22 bound of encode.hpp):
 // - 16 or more consecutive rows: angle addition. Rows are grouped in blocks of block_rows() = B
@@ -8,7 +8,8 @@
 //   is an anchor and exact); rows c + e and c - e are (sin, cos)(c w) rotated by (sin, cos)(+-e w),
 //   both from one pass over the same four products. The anchor is computed per block in float64;
 //   the e table (B/2 + 1 rows x frequencies, float32) is built on the first such call and shared
-//   by copies of the Encoder. A row's value depends only on its position, never on the call.
+//   by copies of the SinusoidalEncoder. A row's value depends only on its position, never on the
+//   call.
 // - Fewer rows with an AnchorCache (incremental decoding): the same angle addition, with the
 //   block anchors kept in the cache between calls, so a row equals the bulk call's row bit for
 //   bit and costs a rotation per element (plus one anchor per B positions).
@@ -21,7 +22,7 @@
 #include <memory>
 #include <vector>
 
-#include "posenc/spec.hpp"
+#include "posenc/sinusoidal/spec.hpp"
 #include "posenc/status.hpp"
 
 namespace posenc {
@@ -31,10 +32,10 @@ struct RotationTable;
 struct RowTarget;
 }  // namespace detail
 
-class Encoder;
+class SinusoidalEncoder;
 
 // Anchors of recently used blocks, kept between calls of a few consecutive rows (incremental
-// decoding, up to a few sequences at once). Made by Encoder::make_anchor_cache() for that
+// decoding, up to a few sequences at once). Made by SinusoidalEncoder::make_anchor_cache() for that
 // encoder; passing it to another encoder is allowed and simply bypasses it. Not thread-safe:
 // use one per thread. Holds at most 8 blocks and about 64 KB.
 class AnchorCache {
@@ -43,12 +44,12 @@ class AnchorCache {
   AnchorCache& operator=(const AnchorCache&) = delete;
 
  private:
-  friend class Encoder;
+  friend class SinusoidalEncoder;
   AnchorCache() = default;
   // Sines then cosines of the anchor at block centre c (stride floats each), computed on a miss.
   const float* anchors(double c, const double* w);
 
-  const Encoder* owner_ = nullptr;
+  const SinusoidalEncoder* owner_ = nullptr;
   std::int64_t stride_ = 0;
   std::int64_t slots_ = 0;
   std::unique_ptr<float[]> values_;        // slots_ x (2 * stride_)
@@ -58,10 +59,10 @@ class AnchorCache {
   std::uint64_t clock_ = 0;
 };
 
-class Encoder {
+class SinusoidalEncoder {
  public:
   // An encoder for spec; check status() (validate(spec)) before any other call.
-  explicit Encoder(const Spec& spec);
+  explicit SinusoidalEncoder(const Spec& spec);
 
   Status status() const { return status_; }
   const Spec& spec() const { return spec_; }

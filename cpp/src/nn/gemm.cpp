@@ -1,5 +1,5 @@
 // The packed GEMM: packing, the scalar reference kernel and the wasm SIMD kernel.
-#include "posenc/gemm.hpp"
+#include "posenc/nn/gemm.hpp"
 
 #include <cmath>
 

@@ -1,12 +1,12 @@
-// EncoderLayer: weights by state_dict name, the forward pass, masks and softmax.
-#include "posenc/encoder_layer.hpp"
+// TransformerEncoderLayer: weights by state_dict name, the forward pass, masks and softmax.
+#include "posenc/nn/transformer_layer.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
 
-#include "tensor_check.hpp"
+#include "nn/tensor_check.hpp"
 
 namespace posenc {
 
@@ -82,7 +82,7 @@ LayerError validate(const LayerConfig& c) {
   return {};
 }
 
-LayerError EncoderLayer::configure(const LayerConfig& config) {
+LayerError TransformerEncoderLayer::configure(const LayerConfig& config) {
   if (LayerError e = validate(config); !e.ok()) return e;
   config_ = config;
   configured_ = true;
@@ -92,8 +92,9 @@ LayerError EncoderLayer::configure(const LayerConfig& config) {
   return {};
 }
 
-LayerError EncoderLayer::set_tensor(std::string_view name, const float* data, std::size_t count,
-                                    const std::int64_t* shape, int ndim) {
+LayerError TransformerEncoderLayer::set_tensor(std::string_view name, const float* data,
+                                               std::size_t count, const std::int64_t* shape,
+                                               int ndim) {
   const int index = tensor_index(name);
   if (index < 0) return layer_error(LayerStatus::unknown_tensor, std::string(name));
   if (!configured_) return layer_error(LayerStatus::not_ready, "config");
@@ -131,14 +132,14 @@ LayerError EncoderLayer::set_tensor(std::string_view name, const float* data, st
   return {};
 }
 
-LayerError EncoderLayer::check_complete() const {
+LayerError TransformerEncoderLayer::check_complete() const {
   if (!configured_) return layer_error(LayerStatus::not_ready, "config");
   for (int i = 0; i < kLayerTensorCount; ++i)
     if (!set_[i]) return layer_error(LayerStatus::missing_tensor, kLayerTensorNames[i]);
   return {};
 }
 
-LayerError EncoderLayer::ensure_workspace(std::int64_t length) {
+LayerError TransformerEncoderLayer::ensure_workspace(std::int64_t length) {
   if (length <= capacity_) return {};
   const std::size_t l = static_cast<std::size_t>(length);
   const std::size_t d = static_cast<std::size_t>(config_.d_model);
@@ -161,7 +162,7 @@ LayerError EncoderLayer::ensure_workspace(std::int64_t length) {
   return {};
 }
 
-void EncoderLayer::release_workspace() {
+void TransformerEncoderLayer::release_workspace() {
   for (FloatBuffer* b :
        {&x_, &normed_, &qkv_, &heads_out_, &sublayer_, &hidden_, &probs_, &key_row_})
     *b = FloatBuffer();
@@ -172,8 +173,9 @@ void EncoderLayer::release_workspace() {
   has_attention_ = false;
 }
 
-void EncoderLayer::layer_norm(const float* x, const FloatBuffer& weight, const FloatBuffer& bias,
-                              std::int64_t rows, float* out) const {
+void TransformerEncoderLayer::layer_norm(const float* x, const FloatBuffer& weight,
+                                         const FloatBuffer& bias, std::int64_t rows,
+                                         float* out) const {
   const std::int64_t d = config_.d_model;
   const float* w = weight.data();
   const float* b = bias.data();
@@ -251,8 +253,8 @@ std::int64_t canonical_key_order(const float* x, std::int64_t length, std::int64
 // softmax and probabilities times values are computed over the m visible keys in that order. The
 // probabilities stay in probs_ in that order (row stride L, m entries per row) until attention()
 // asks for them.
-void EncoderLayer::self_attention(const float* x, std::int64_t length,
-                                  const ForwardOptions& options, float* out) {
+void TransformerEncoderLayer::self_attention(const float* x, std::int64_t length,
+                                             const ForwardOptions& options, float* out) {
   const std::int64_t d = config_.d_model, heads = config_.heads, dh = d / heads;
   const std::int64_t l = length;
   float* qkv = qkv_.data();
@@ -301,8 +303,9 @@ void EncoderLayer::self_attention(const float* x, std::int64_t length,
   gemm(heads_out_.data(), d, l, out_proj_, out_proj_bias_.data(), Epilogue::none, out, d);
 }
 
-LayerError EncoderLayer::forward(const float* x, std::size_t x_len, std::int64_t length,
-                                 const ForwardOptions& options, float* out, std::size_t out_len) {
+LayerError TransformerEncoderLayer::forward(const float* x, std::size_t x_len, std::int64_t length,
+                                            const ForwardOptions& options, float* out,
+                                            std::size_t out_len) {
   if (LayerError e = check_complete(); !e.ok()) return layer_error(LayerStatus::not_ready, e.name);
   if (length < 1 || length > kMaxSequenceLength)
     return layer_error(LayerStatus::invalid_length, "length");
@@ -352,7 +355,7 @@ LayerError EncoderLayer::forward(const float* x, std::size_t x_len, std::int64_t
   return {};
 }
 
-const float* EncoderLayer::attention() const {
+const float* TransformerEncoderLayer::attention() const {
   if (!has_attention_) return nullptr;
   if (!attention_in_key_order_) {
     // Each row holds the probabilities of the visible keys in visiting order: scatter them to

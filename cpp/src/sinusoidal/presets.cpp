@@ -1,4 +1,4 @@
-#include "posenc/presets.hpp"
+#include "posenc/sinusoidal/presets.hpp"
 
 namespace posenc {
 
