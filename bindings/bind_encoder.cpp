@@ -13,15 +13,20 @@
 #include "binding_values.hpp"
 #include "posenc/sinusoidal/encode.hpp"
 #include "posenc/sinusoidal/encoder.hpp"
+#include "posenc/sinusoidal/spec.hpp"
 
 namespace posenc_bindings {
 namespace {
 
 // The arguments of one encode / addTo / concat call, written by bindings/js/transfer.js into the
-// scratch region as eleven doubles (every field is exact in a double: counts, positions, wasm32
+// scratch region as twelve doubles (every field is exact in a double: counts, positions, wasm32
 // addresses) and passed as one address. One argument instead of eleven: 3.1.6's embind converts
 // each argument through a generic invoker (with DYNAMIC_EXECUTION=0), at tens of nanoseconds per
 // argument once several bound functions share it, which is most of a one-row call's cost.
+//
+// A padding mask (numbered != 0): zero_rows is the mask, and the core numbers the other rows
+// first, first + 1, ... into `positions` (posenc::number_around_padding); padding rows get
+// zero_position (fairseq's padding_idx), or 0 when there is none, and are all zero.
 struct Request {
   double count;          // rows
   double first;          // position of row 0 (consecutive rows)
@@ -34,19 +39,24 @@ struct Request {
   double embedding_dim;  // concat: floats per embedding row
   double out;            // address of the output (encode, concat)
   double out_len;        // floats at out
+  double numbered;       // 1: positions are to be numbered around the padding mask zero_rows
 
-  posenc::RowPositions rows() const {
-    posenc::RowPositions r;
-    r.count = static_cast<std::int64_t>(count);
-    r.first_position = first;
-    r.positions = ptr<const double>(address(positions));
-    r.zero_rows = ptr<const std::uint8_t>(address(zero_rows));
-    r.zero_position = zero_position;
-    return r;
+  // The rows of the call (numbering them first for a padding mask).
+  posenc::Status rows(posenc::RowPositions* r) const {
+    r->count = static_cast<std::int64_t>(count);
+    r->first_position = first;
+    r->positions = ptr<const double>(address(positions));
+    r->zero_rows = ptr<const std::uint8_t>(address(zero_rows));
+    r->zero_position = zero_position;
+    if (numbered == 0) return posenc::Status::ok;
+    if (!r->positions || !r->zero_rows) return posenc::Status::invalid_position;
+    return posenc::number_around_padding(r->zero_rows, r->count, first,
+                                         zero_position >= 0 ? zero_position : 0,
+                                         ptr<double>(address(positions)));
   }
 };
-// JS writes the fields at these indices (REQUEST in transfer.js).
-static_assert(sizeof(Request) == 11 * sizeof(double), "Request is eleven doubles");
+// transfer.js writes the fields at these indices.
+static_assert(sizeof(Request) == 12 * sizeof(double), "Request is twelve doubles");
 
 class Encoder {
  public:
@@ -67,7 +77,9 @@ class Encoder {
   int encode(std::uintptr_t request) {
     const Request& q = *ptr<const Request>(request);
     if (!(q.out_len >= 0)) return last_.keep(posenc::Status::size_mismatch);
-    return last_.keep(encoder_.encode(q.rows(), ptr<float>(address(q.out)),
+    posenc::RowPositions rows;
+    if (posenc::Status s = q.rows(&rows); s != posenc::Status::ok) return last_.keep(s);
+    return last_.keep(encoder_.encode(rows, ptr<float>(address(q.out)),
                                       static_cast<std::size_t>(q.out_len), cache_.get()));
   }
 
@@ -75,7 +87,9 @@ class Encoder {
   int addTo(std::uintptr_t request) {
     const Request& q = *ptr<const Request>(request);
     if (!(q.data_len >= 0)) return last_.keep(posenc::Status::size_mismatch);
-    return last_.keep(encoder_.add_to(q.rows(), static_cast<float>(q.scale),
+    posenc::RowPositions rows;
+    if (posenc::Status s = q.rows(&rows); s != posenc::Status::ok) return last_.keep(s);
+    return last_.keep(encoder_.add_to(rows, static_cast<float>(q.scale),
                                       ptr<float>(address(q.data)),
                                       static_cast<std::size_t>(q.data_len), cache_.get()));
   }
@@ -84,8 +98,10 @@ class Encoder {
   int concat(std::uintptr_t request) {
     const Request& q = *ptr<const Request>(request);
     if (!(q.data_len >= 0) || !(q.out_len >= 0)) return last_.keep(posenc::Status::size_mismatch);
+    posenc::RowPositions rows;
+    if (posenc::Status s = q.rows(&rows); s != posenc::Status::ok) return last_.keep(s);
     return last_.keep(encoder_.concat(
-        q.rows(), ptr<const float>(address(q.data)), static_cast<std::size_t>(q.data_len),
+        rows, ptr<const float>(address(q.data)), static_cast<std::size_t>(q.data_len),
         static_cast<std::int64_t>(q.embedding_dim), ptr<float>(address(q.out)),
         static_cast<std::size_t>(q.out_len), cache_.get()));
   }

@@ -22,7 +22,7 @@ function median(runs, f) {
 }
 
 // The fields of bind_encoder.cpp's Request, in order.
-const FIELDS = ['count', 'first', 'positions', 'zeroRows', 'zeroPosition', 'scale', 'data', 'dataLen', 'embeddingDim', 'out', 'outLen'];
+const FIELDS = ['count', 'first', 'positions', 'zeroRows', 'zeroPosition', 'scale', 'data', 'dataLen', 'embeddingDim', 'out', 'outLen', 'numbered'];
 
 for (const name of ['posenc_simd', 'posenc_baseline']) {
   const glue = await import(pathToFileURL(path.join(dir, `${name}.mjs`)).href);

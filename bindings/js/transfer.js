@@ -7,7 +7,7 @@ import { MAX_ALLOCATION } from './memory.js';
 // Floats of the scratch region a chunk uses: 64K floats = 256 KB stays in cache. (Consecutive rows
 // go in whole angle-addition blocks of at least 8 rows, so above dim 8192 a chunk is 8 rows.)
 const SCRATCH_FLOATS = 65536;
-// Bytes before a chunk's rows in the scratch region: one Request (11 doubles), rounded up to 16.
+// Bytes before a chunk's rows in the scratch region: one Request (12 doubles).
 const REQUEST_BYTES = 96;
 
 /** The RangeError of a failed SinusoidalEncoder call: `posenc.<fn>: <message> (argument: <name>)`. */
@@ -22,7 +22,7 @@ export function encoderError(fn, encoder) {
  */
 export function createTransfer({ Module, scratch, copyOut }) {
   // Runs one core call per chunk of rows. Each call takes one argument, the address of a Request
-  // (bind_encoder.cpp: eleven doubles at the start of the scratch region): forChunks writes the
+  // (bind_encoder.cpp: twelve doubles at the start of the scratch region): forChunks writes the
   // rows' fields, `request(f64, q, n, dataPtr)` the call's own (q: the Request's index in f64),
   // then `call(requestPtr)` returns the core's code. Before each call `fill(r0, n, dataPtr)` may
   // copy input in, after it `drain(r0, n, dataPtr)` copies out. Consecutive rows go in chunks of
@@ -31,36 +31,40 @@ export function createTransfer({ Module, scratch, copyOut }) {
   // in one pass.
   function forChunks(fn, handle, rows, rowFloats, request, call, fill, drain) {
     const blockRows = handle.blockRows;
+    const { positions, zeroRows, numbered } = rows;
     let rowsPerChunk = Math.max(1, Math.floor(SCRATCH_FLOATS / rowFloats));
     let lead = 0;
-    if (!rows.positions && blockRows > 1) {
+    if (!positions && !numbered && blockRows > 1) {
       rowsPerChunk = Math.max(blockRows, rowsPerChunk - (rowsPerChunk % blockRows));
       lead = (blockRows - ((Math.floor(rows.first) + blockRows / 2) % blockRows)) % blockRows;
     }
     const chunkRows = Math.min(rowsPerChunk, rows.count);
     const dataBytes = Math.ceil((chunkRows * rowFloats * 4) / 16) * 16; // keeps positions 8-aligned
-    const positionBytes = rows.positions ? chunkRows * 8 : 0;
-    const zeroBytes = rows.zeroRows ? chunkRows : 0;
+    const positionBytes = positions || numbered ? chunkRows * 8 : 0;
+    const zeroBytes = zeroRows ? chunkRows : 0;
     const base = scratch(fn, REQUEST_BYTES + dataBytes + positionBytes + zeroBytes + 16);
     const requestPtr = base;
     const dataPtr = base + REQUEST_BYTES;
-    const positionsPtr = rows.positions ? dataPtr + dataBytes : 0;
-    const zeroPtr = rows.zeroRows ? dataPtr + dataBytes + positionBytes : 0;
+    const positionsPtr = positionBytes ? dataPtr + dataBytes : 0;
+    const zeroPtr = zeroRows ? dataPtr + dataBytes + positionBytes : 0;
     const q = requestPtr >> 3;
+    let first = rows.first; // a padding mask's next non-padding position
     for (let r0 = 0, n = 0; r0 < rows.count; r0 += n) {
       n = Math.min(r0 === 0 && lead > 0 ? lead : chunkRows, rows.count - r0);
-      if (positionsPtr) Module.HEAPF64.set(rows.positions.subarray(r0, r0 + n), positionsPtr >> 3);
-      if (zeroPtr) Module.HEAPU8.set(rows.zeroRows.subarray(r0, r0 + n), zeroPtr);
+      if (positions) Module.HEAPF64.set(positions.subarray(r0, r0 + n), positionsPtr >> 3);
+      if (zeroRows) Module.HEAPU8.set(zeroRows.subarray(r0, r0 + n), zeroPtr);
       if (fill) fill(r0, n, dataPtr);
       const f64 = Module.HEAPF64;
       f64[q] = n;
-      f64[q + 1] = rows.first + r0;
+      f64[q + 1] = numbered ? first : rows.first + r0;
       f64[q + 2] = positionsPtr;
       f64[q + 3] = zeroPtr;
       f64[q + 4] = rows.zeroPosition;
+      f64[q + 11] = numbered ? 1 : 0;
       request(f64, q, n, dataPtr);
       if (call(requestPtr) !== 0) throw encoderError(fn, handle.encoder);
       drain(r0, n, dataPtr);
+      if (numbered) for (let r = r0; r < r0 + n; r++) first += 1 - zeroRows[r];
     }
   }
 
