@@ -88,7 +88,7 @@ function torchPeer() {
   }
 }
 
-/** Issue 5's targets from benchLayer's rows: the tiny layer faster than onnxruntime-web, the
+/** The layer targets from benchLayer's rows: the tiny layer faster than onnxruntime-web, the
  * small one no slower, and both within 4e-6 of PyTorch and never worse than onnxruntime-web. */
 function layerTargets(rows) {
   const targets = [];

@@ -63,7 +63,7 @@ test('a request that cannot fit in memory throws RangeError; smaller ones still 
   assert.deepEqual(pe.encode(2, 4), (await init()).encode(2, 4));
 });
 
-// The layer API (issue 7): encoder layers and models own wasm memory until dispose().
+// The layer API: encoder layers and models own wasm memory until dispose().
 
 const taggerBytes = new Uint8Array(readFileSync(join(fixtureDir, 'model', 'tagger.safetensors')));
 const layerWeights = layerState(4, 8, 16);
