@@ -34,8 +34,9 @@ set(POSENC_WASM_LINK_OPTIONS
   --no-entry
 )
 
+# name: the target (and .mjs/.wasm name); core: the core library; the rest: the binding sources.
 function(posenc_add_wasm_module name core)
-  add_executable(${name} bindings/bind_core.cpp bindings/bind_encoder.cpp bindings/bind_nn.cpp)
+  add_executable(${name} ${ARGN})
   target_link_libraries(${name} PRIVATE ${core})
   # Without RTTI embind identifies types by address and cannot name an unbound one in its errors.
   target_compile_definitions(${name} PRIVATE EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0)
@@ -44,6 +45,15 @@ function(posenc_add_wasm_module name core)
   set_target_properties(${name} PROPERTIES SUFFIX ".mjs")
 endfunction()
 
-posenc_add_wasm_module(posenc_simd posenc)
-posenc_add_wasm_module(posenc_baseline_module posenc_baseline)
+# The package's main entry (`posenc`): every binding.
+set(POSENC_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp bindings/bind_nn.cpp)
+posenc_add_wasm_module(posenc_simd posenc ${POSENC_BINDINGS})
+posenc_add_wasm_module(posenc_baseline_module posenc_baseline ${POSENC_BINDINGS})
 set_target_properties(posenc_baseline_module PROPERTIES OUTPUT_NAME posenc_baseline)
+
+# `posenc/encoding`: the encodings without the transformer. Linked without bind_nn.cpp, the core's
+# layer, model and safetensors reader drop out of the .wasm (README.md, "Bundlers").
+set(POSENC_ENCODING_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp)
+posenc_add_wasm_module(posenc_encoding_simd posenc ${POSENC_ENCODING_BINDINGS})
+posenc_add_wasm_module(posenc_encoding_baseline_module posenc_baseline ${POSENC_ENCODING_BINDINGS})
+set_target_properties(posenc_encoding_baseline_module PROPERTIES OUTPUT_NAME posenc_encoding_baseline)

@@ -21,7 +21,8 @@ export function readCore(Module) {
   const layouts = enumNames(Module.Layout);
   const frequencies = enumNames(Module.Frequencies);
   const oddDims = enumNames(Module.OddDim);
-  const activations = enumNames(Module.Activation);
+  // The transformer's registrations are absent from posenc/encoding's module (bind_nn.cpp).
+  const activations = Module.Activation ? enumNames(Module.Activation) : [];
 
   // Presets with their enums as indices into the name lists above.
   const presets = [];
