@@ -102,8 +102,10 @@ export function createTransfer({ Module, scratch, copyOut }) {
         f64[q + 7] = n * dim;
       },
       (request) => encoder.addTo(request),
-      (r0, n, dp) => Module.HEAPF32.set(embeddings.subarray(r0 * dim, (r0 + n) * dim), dp >> 2),
-      (r0, n, dp) => embeddings.set(Module.HEAPF32.subarray(dp >> 2, (dp >> 2) + n * dim), r0 * dim),
+      // One chunk of all rows (a one-row call) copies the array itself: no view to allocate.
+      (r0, n, dp) =>
+        Module.HEAPF32.set(n === rows.count ? embeddings : embeddings.subarray(r0 * dim, (r0 + n) * dim), dp >> 2),
+      (r0, n, dp) => copyOut(embeddings, r0 * dim, dp >> 2, n * dim),
     );
     return embeddings;
   }
