@@ -1,4 +1,4 @@
-// `npm run bench`: every benchmark, side by side in one process, with the issue's targets.
+// `npm run bench`: every benchmark, side by side in one process, with the targets each row is held to.
 //   node bench/run.mjs [--quick] [--json FILE] [--only encode|small|layer] [--no-peers]
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';

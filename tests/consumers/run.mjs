@@ -339,7 +339,8 @@ async function viteConsumer() {
   }
 }
 
-// The CSP the issue asks for. webpack's output has no inline script, so it needs nothing more.
+// The strict CSP the package supports (README, "Bundlers"). webpack's output has no inline
+// script, so it needs nothing more.
 const STRICT_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'; img-src 'self' data:";
 
 async function webpackConsumer() {
