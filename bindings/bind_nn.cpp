@@ -41,8 +41,12 @@ struct ModelInfo {
 namespace {
 
 LayerConfigValue layer_config_value(const posenc::LayerConfig& c) {
-  return {static_cast<int>(c.d_model), static_cast<int>(c.heads), static_cast<int>(c.ff_dim),
-          c.norm_first, c.activation, c.layer_norm_eps};
+  return {static_cast<int>(c.d_model),
+          static_cast<int>(c.heads),
+          static_cast<int>(c.ff_dim),
+          c.norm_first,
+          c.activation,
+          c.layer_norm_eps};
 }
 
 class Layer {
@@ -91,8 +95,7 @@ class Model {
   // Loads the .safetensors file of size bytes at `bytes` (not kept).
   int load(std::uintptr_t bytes, int size) {
     if (size < 0) return last_.keep(posenc::layer_error(posenc::LayerStatus::malformed_file, ""));
-    return last_.keep(
-        model_.load(ptr<const std::uint8_t>(bytes), static_cast<std::size_t>(size)));
+    return last_.keep(model_.load(ptr<const std::uint8_t>(bytes), static_cast<std::size_t>(size)));
   }
 
   // logits (length x numClasses) for length int32 token ids; mask: length bytes or 0.
