@@ -1,12 +1,15 @@
 // Times one TransformerEncoderLayer forward (LCG weights of tests/fixtures/layer/lcg.py), natively
 // or, built with emcmake, as wasm under Node (the numbers that compare with onnxruntime-web):
 //
-//   node --no-experimental-fetch build/wasm/bench/native/posenc_bench_layer.cjs [d heads ff L
-//   position [runs]] build/native/bench/native/posenc_bench_layer  [d heads ff L position [runs]]
+//   node --no-experimental-fetch build/wasm/bench/native/posenc_bench_layer.cjs \
+//       [d heads ff L position [runs [out.f32]]]
+//   build/native/bench/native/posenc_bench_layer [d heads ff L position [runs [out.f32]]]
 //
-// position: none | rotary | rotary-half50 | rotary-interleaved | alibi | alibi-causal. Without
-// arguments it runs the cases of bench/layer.mjs (tiny, small, medium, long) with each position
-// step. Prints the median ms per forward and GFLOP/s (matrix products only, as bench/layer.mjs).
+// position: none | rotary | rotary-half50 | rotary-interleaved | alibi (symmetric, no mask) |
+// alibi-causal (with the causal mask). A 7th argument names a file for the last forward's output
+// (float32; bench/layer.mjs compares it with onnxruntime-web's). Without arguments it runs the
+// cases of bench/layer.mjs (tiny, small, medium, long) with each position step. Prints the median
+// ms per forward and GFLOP/s (matrix products only, as bench/layer.mjs).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -43,7 +46,7 @@ bool set_position(const std::string& name, LayerConfig* c, ForwardOptions* o) {
 }
 
 double time_case(std::int64_t d, std::int64_t heads, std::int64_t ff, std::int64_t length,
-                 const std::string& position, int runs) {
+                 const std::string& position, int runs, const char* out_path) {
   LayerConfig config;
   config.d_model = d;
   config.heads = heads;
@@ -73,13 +76,19 @@ double time_case(std::int64_t d, std::int64_t heads, std::int64_t ff, std::int64
     }
     if (r >= 0) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
+  if (out_path != nullptr) {  // the output of the last forward, float32 little-endian
+    if (std::FILE* f = std::fopen(out_path, "wb")) {
+      std::fwrite(out.data(), sizeof(float), out.size(), f);
+      std::fclose(f);
+    }
+  }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
 }
 
 void report(std::int64_t d, std::int64_t heads, std::int64_t ff, std::int64_t length,
-            const std::string& position, int runs) {
-  const double ms = time_case(d, heads, ff, length, position, runs);
+            const std::string& position, int runs, const char* out_path = nullptr) {
+  const double ms = time_case(d, heads, ff, length, position, runs, out_path);
   const double flops = 2.0 * length * d * 3 * d + 2.0 * length * d * d + 4.0 * length * d * ff +
                        4.0 * length * length * d;
   std::printf("d %4lld heads %2lld ff %5lld L %5lld %-20s %10.3f ms %7.2f GFLOP/s\n",
@@ -94,7 +103,7 @@ int main(int argc, char** argv) {
   std::printf("posenc layer bench (%s GEMM)\n", gemm_uses_simd() ? "wasm SIMD" : "scalar");
   if (argc >= 6) {
     report(std::atoll(argv[1]), std::atoll(argv[2]), std::atoll(argv[3]), std::atoll(argv[4]),
-           argv[5], argc >= 7 ? std::atoi(argv[6]) : 10);
+           argv[5], argc >= 7 ? std::atoi(argv[6]) : 10, argc >= 8 ? argv[7] : nullptr);
     return 0;
   }
   struct Case {
