@@ -208,6 +208,10 @@ TEST_CASE("position step: rotate_heads and alibi_slopes against float64", "[laye
   CHECK(s[0] == 1.0 / 256.0);
   alibi_slopes(3, s);  // get_slopes(2) = [2^-4, 2^-8], then get_slopes(4)[0] = 2^-2
   CHECK((s[0] == 0.0625 && s[1] == 0.00390625 && s[2] == 0.25));
+  // The test weights' scale rounds halves to even like lcg.py (d 128, ff 512 in the benchmarks).
+  CHECK(layer_test::pow2_scale(32) == 0.25);
+  CHECK(layer_test::pow2_scale(128) == 1.0 / 16);
+  CHECK(layer_test::pow2_scale(512) == 1.0 / 16);
 }
 
 TEST_CASE("position step: bad config fields and positions give named errors", "[layer][position]") {
