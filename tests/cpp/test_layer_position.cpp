@@ -280,6 +280,23 @@ TEST_CASE("position step: only distances matter; rows before i do not see later 
     std::vector<float> head(24 * 16);
     REQUIRE(layer.forward(x.data(), head.size(), 24, o, head.data(), head.size()).ok());
     CHECK(std::memcmp(head.data(), a.data(), head.size() * sizeof(float)) == 0);
+    // Explicit positions 3.5, 4.5, ... (ALiBi: the general float64 path) equal the offset 3.5
+    // (ALiBi: the table by row distance) bit for bit, with and without hidden keys.
+    std::vector<double> rows(static_cast<std::size_t>(l));
+    for (std::int64_t i = 0; i < l; ++i)
+      rows[static_cast<std::size_t>(i)] = 3.5 + static_cast<double>(i);
+    std::vector<std::uint8_t> pad(static_cast<std::size_t>(l), 0);
+    pad[3] = pad[17] = pad[39] = 1;
+    for (bool padded : {false, true}) {
+      ForwardOptions e, t;
+      e.causal = t.causal = !padded;
+      e.key_padding_mask = t.key_padding_mask = padded ? pad.data() : nullptr;
+      e.positions = rows.data();
+      t.position_offset = 3.5;
+      REQUIRE(layer.forward(x.data(), x.size(), l, e, a.data(), a.size()).ok());
+      REQUIRE(layer.forward(x.data(), x.size(), l, t, b.data(), b.size()).ok());
+      CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+    }
   }
 }
 

@@ -168,15 +168,29 @@ void TransformerEncoderLayer::attend_head(std::int64_t h, std::int64_t l,
 
   const double* key_positions = positions_.data() + l;
   const double slope = alibi_slopes_[h];
+  // ALiBi with consecutive positions: the bias depends on the row distance only, one table.
+  const bool alibi_table = method == PositionMethod::alibi && positions_consecutive_;
+  if (alibi_table)
+    detail::alibi_distance_table(alibi_table_.data(), l, slope, config_.position.alibi_mode);
   for (std::int64_t i = 0; i < l; ++i) {
     float* row = scores + i * l;
     std::int64_t count = m;
     const std::int32_t* key_pos = nullptr;
     if (options.causal && content_order) key_pos = order;  // hide keys at rows > i
     if (causal_prefix) count = visible_before(i);
-    if (method == PositionMethod::alibi)
+    if (alibi_table) {
+      const float* bias = alibi_table_.data() + (l - 1 - i);  // bias[j]: key row j
+      if (gather == nullptr) {
+        for (std::int64_t c = 0; c < count; ++c)
+          row[c] += bias[c];
+      } else {
+        for (std::int64_t c = 0; c < count; ++c)
+          row[c] += bias[order[c]];
+      }
+    } else if (method == PositionMethod::alibi) {
       detail::add_alibi_bias(row, count, key_positions, positions_.data()[i], slope,
                              config_.position.alibi_mode);
+    }
     detail::softmax_row(row, m, count, key_pos, static_cast<std::int32_t>(i));
   }
 

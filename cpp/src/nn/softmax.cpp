@@ -165,4 +165,15 @@ void add_alibi_bias(float* row, std::int64_t count, const double* key_positions,
   }
 }
 
+void alibi_distance_table(float* table, std::int64_t l, double slope, AlibiMode mode) {
+  const double minus_slope = -slope;
+  for (std::int64_t u = 0; u < 2 * l - 1; ++u) {
+    const double distance = static_cast<double>(l - 1 - u);  // p_query - p_key
+    const double d = mode == AlibiMode::symmetric ? std::fabs(distance)
+                     : distance > 0.0             ? distance
+                                                  : 0.0;
+    table[u] = static_cast<float>(minus_slope * d);
+  }
+}
+
 }  // namespace posenc::detail

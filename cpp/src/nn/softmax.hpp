@@ -26,6 +26,12 @@ void softmax_row(float* row, std::int64_t n, std::int64_t count, const std::int3
 void softmax_row_scalar(float* row, std::int64_t n, std::int64_t count, const std::int32_t* key_pos,
                         std::int32_t last);
 
+// ALiBi's bias by key row minus query row for consecutive positions: table[u] =
+// float32(-slope * distance) with p_query - p_key = (l - 1) - u, u = 0 .. 2l - 2, so that query i's
+// bias for key row j is table[l - 1 - i + j], a contiguous slice. Equal to add_alibi_bias() on
+// positions offset + row (their differences are exact).
+void alibi_distance_table(float* table, std::int64_t l, double slope, AlibiMode mode);
+
 // row[c] += float32(-slope * distance) for c < count, distance = query_position - key_positions[c]
 // (causal mode: 0 when negative) or its absolute value (symmetric mode), in float64.
 void add_alibi_bias(float* row, std::int64_t count, const double* key_positions,

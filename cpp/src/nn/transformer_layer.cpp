@@ -176,7 +176,7 @@ LayerError TransformerEncoderLayer::ensure_workspace(std::int64_t length) {
   if (!fits || !x_.resize(l * d) || !normed_.resize(l * d) || !qkv_.resize(l3d) ||
       !heads_out_.resize(l * d) || !sublayer_.resize(l * d) || !hidden_.resize(lf) ||
       !probs_.resize(hll) || !key_order_.resize(2 * l) || !key_row_.resize(l) ||
-      !positions_.resize(2 * l)) {
+      !positions_.resize(2 * l) || !alibi_table_.resize(2 * l)) {
     release_workspace();
     return layer_error(LayerStatus::out_of_memory, "length");
   }
@@ -190,6 +190,7 @@ void TransformerEncoderLayer::release_workspace() {
     *b = FloatBuffer();
   key_order_ = IndexBuffer();
   positions_ = Buffer<double>();
+  alibi_table_ = FloatBuffer();
   keys_ = PackedMatrix();
   values_ = PackedMatrix();
   capacity_ = 0;
@@ -224,6 +225,7 @@ void TransformerEncoderLayer::layer_norm(const float* x, const FloatBuffer& weig
 LayerError TransformerEncoderLayer::resolve_positions(std::int64_t length,
                                                       const ForwardOptions& options) {
   double* p = positions_.data();
+  positions_consecutive_ = options.positions == nullptr;
   if (options.positions != nullptr) {
     for (std::int64_t i = 0; i < length; ++i) {
       if (!(std::fabs(options.positions[i]) <= kMaxLayerPosition))  // also NaN

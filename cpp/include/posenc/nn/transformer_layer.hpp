@@ -143,8 +143,10 @@ class TransformerEncoderLayer {
   FloatBuffer x_, normed_, qkv_, heads_out_, sublayer_, hidden_, packed_tmp_;
   IndexBuffer key_order_;  // the visible keys in the order attention visits them, and scratch (2L)
   std::int64_t visible_keys_ = 0;
-  bool keys_in_row_order_ = false;  // key_order_ is 0..L-1 (attention() has nothing to reorder)
-  Buffer<double> positions_;        // L row positions, then the m visible keys' positions (2L)
+  bool keys_in_row_order_ = false;     // key_order_ is 0..L-1 (attention() has nothing to reorder)
+  Buffer<double> positions_;           // L row positions, then the m visible keys' positions (2L)
+  bool positions_consecutive_ = true;  // positions_ are offset + row (no explicit positions)
+  FloatBuffer alibi_table_;            // one head's ALiBi bias by row distance (2L)
   double alibi_slopes_[kMaxHeads] = {};
   // attention() restores key order lazily (a cache of the last forward's probabilities, hence
   // mutable): probs_ (heads x L x L) and one row of scratch (L floats).
