@@ -17,10 +17,11 @@ namespace posenc::detail {
 float exp_nonpositive(float x);
 
 // Softmax over the visible entries of row[0, count): entry c is visible when key_pos is null or
-// key_pos[c] <= last. Visible entries become e^(s - max) / sum, hidden ones and row[count, n)
-// become 0; a row with no visible entry is all 0. The sum is float64, accumulated in four partial
-// sums (entry c into sum c mod 4, in order of c, then (s0 + s1) + (s2 + s3)): the result depends on
-// the order of the entries, not on where a row sits.
+// key_pos[c] <= last. Visible entries become e^(s - max) times the float32 reciprocal of the sum
+// (within 1 ulp of e^(s - max) / sum), hidden ones and row[count, n) become 0; a row with no
+// visible entry is all 0. The sum is float64, accumulated in four partial sums (entry c into sum
+// c mod 4, in order of c, then (s0 + s1) + (s2 + s3)): the result depends on the order of the
+// entries, not on where a row sits.
 void softmax_row(float* row, std::int64_t n, std::int64_t count, const std::int32_t* key_pos,
                  std::int32_t last);
 void softmax_row_scalar(float* row, std::int64_t n, std::int64_t count, const std::int32_t* key_pos,
