@@ -18,11 +18,25 @@
 #include <vector>
 
 #include "posenc/nn/transformer_layer.hpp"
+#ifndef __EMSCRIPTEN__
+#include <sys/resource.h>
+#endif
 #include "test_layer_util.hpp"
 
 using namespace posenc;
 
 namespace {
+
+// The memory the process holds: the wasm memory's size, or natively the peak resident set (MB).
+double memory_mb() {
+#ifdef __EMSCRIPTEN__
+  return static_cast<double>(__builtin_wasm_memory_size(0)) * 65536.0 / 1048576.0;
+#else
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+#endif
+}
 
 bool set_position(const std::string& name, LayerConfig* c, ForwardOptions* o) {
   PositionConfig& p = c->position;
@@ -91,9 +105,10 @@ void report(std::int64_t d, std::int64_t heads, std::int64_t ff, std::int64_t le
   const double ms = time_case(d, heads, ff, length, position, runs, out_path);
   const double flops = 2.0 * length * d * 3 * d + 2.0 * length * d * d + 4.0 * length * d * ff +
                        4.0 * length * length * d;
-  std::printf("d %4lld heads %2lld ff %5lld L %5lld %-20s %10.3f ms %7.2f GFLOP/s\n",
+  std::printf("d %4lld heads %2lld ff %5lld L %5lld %-20s %10.3f ms %7.2f GFLOP/s %8.1f MB\n",
               static_cast<long long>(d), static_cast<long long>(heads), static_cast<long long>(ff),
-              static_cast<long long>(length), position.c_str(), ms, flops / (ms * 1e6));
+              static_cast<long long>(length), position.c_str(), ms, flops / (ms * 1e6),
+              memory_mb());
   std::fflush(stdout);
 }
 
