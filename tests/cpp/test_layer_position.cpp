@@ -159,43 +159,50 @@ TEST_CASE("position step: e^x and the softmax row kernel", "[layer][position]") 
 }
 
 TEST_CASE("position step: rotate_heads and alibi_slopes against float64", "[layer][position]") {
-  for (RotaryLayout layout : {RotaryLayout::half, RotaryLayout::interleaved}) {
-    for (std::int64_t r : {2, 6, 8, 200}) {
-      const std::int64_t rows = 3, heads = 2, head_dim = r == 200 ? 200 : 10,
-                         stride = 2 * head_dim + 3;
-      const auto x0 = layer_test::lcg_values(r, static_cast<std::size_t>(rows * stride), 2.0);
-      std::vector<float> x(x0);
-      const double positions[] = {0.0, 7.0, 2147483647.0};
-      RotaryParams params;
-      params.theta = 500.0;
-      params.rotary_dim = r;
-      params.layout = layout;
-      rotate_heads(x.data(), rows, heads, head_dim, stride, params, positions);
-      double worst = 0.0;
-      for (std::int64_t row = 0; row < rows; ++row)
-        for (std::int64_t h = 0; h < heads; ++h)
-          for (std::int64_t k = 0; k < r / 2; ++k) {
-            const std::int64_t base = row * stride + h * head_dim;
-            const std::int64_t ia = layout == RotaryLayout::half ? k : 2 * k;
-            const std::int64_t ib = layout == RotaryLayout::half ? k + r / 2 : 2 * k + 1;
-            const double angle = positions[row] * std::pow(500.0, -2.0 * k / r);
-            const double a = x0[base + ia], b = x0[base + ib];
-            worst = std::max(worst,
-                             std::fabs(x[base + ia] - (a * std::cos(angle) - b * std::sin(angle))));
-            worst = std::max(worst,
-                             std::fabs(x[base + ib] - (b * std::cos(angle) + a * std::sin(angle))));
-          }
-      CHECK(worst < 1e-6);
-      // Dims past r and the gap between rows are untouched.
-      for (std::int64_t row = 0; row < rows; ++row) {
-        for (std::int64_t h = 0; h < heads; ++h)
-          for (std::int64_t c = r; c < head_dim; ++c)
-            CHECK(x[row * stride + h * head_dim + c] == x0[row * stride + h * head_dim + c]);
-        for (std::int64_t c = heads * head_dim; c < stride; ++c)
-          CHECK(x[row * stride + c] == x0[row * stride + c]);
+  for (double theta : {1.5, 500.0, 10000.0, 1e6})
+    for (RotaryLayout layout : {RotaryLayout::half, RotaryLayout::interleaved}) {
+      for (std::int64_t r : {2, 6, 8, 200}) {
+        const std::int64_t rows = 3, heads = 2, head_dim = r == 200 ? 200 : 10,
+                           stride = 2 * head_dim + 3;
+        const auto x0 = layer_test::lcg_values(r, static_cast<std::size_t>(rows * stride), 2.0);
+        std::vector<float> x(x0);
+        const double positions[] = {0.0, 7.0, 2147483647.0};
+        RotaryParams params;
+        params.theta = theta;
+        params.rotary_dim = r;
+        params.layout = layout;
+        rotate_heads(x.data(), rows, heads, head_dim, stride, params, positions);
+        double worst = 0.0;
+        for (std::int64_t row = 0; row < rows; ++row)
+          for (std::int64_t h = 0; h < heads; ++h)
+            for (std::int64_t k = 0; k < r / 2; ++k) {
+              const std::int64_t base = row * stride + h * head_dim;
+              const std::int64_t ia = layout == RotaryLayout::half ? k : 2 * k;
+              const std::int64_t ib = layout == RotaryLayout::half ? k + r / 2 : 2 * k + 1;
+              const double angle = positions[row] * std::pow(theta, -2.0 * k / r);
+              // The frequency is within 1e-14 of pow's (relative): at position 2^31 - 1 that moves
+              // the angle by up to 2e-5.
+              const double slack = positions[row] * std::pow(theta, -2.0 * k / r) * 1e-14;
+              const double a = x0[base + ia], b = x0[base + ib];
+              const double scale = std::fabs(a) + std::fabs(b);
+              const double ea =
+                  std::fabs(x[base + ia] - (a * std::cos(angle) - b * std::sin(angle)));
+              const double eb =
+                  std::fabs(x[base + ib] - (b * std::cos(angle) + a * std::sin(angle)));
+              worst = std::max(worst, std::max(ea, eb) - slack * scale);
+            }
+        INFO("theta " << theta << " r " << r);
+        CHECK(worst < 1e-6);
+        // Dims past r and the gap between rows are untouched.
+        for (std::int64_t row = 0; row < rows; ++row) {
+          for (std::int64_t h = 0; h < heads; ++h)
+            for (std::int64_t c = r; c < head_dim; ++c)
+              CHECK(x[row * stride + h * head_dim + c] == x0[row * stride + h * head_dim + c]);
+          for (std::int64_t c = heads * head_dim; c < stride; ++c)
+            CHECK(x[row * stride + c] == x0[row * stride + c]);
+        }
       }
     }
-  }
   double s[kMaxHeads];
   alibi_slopes(8, s);
   for (int h = 0; h < 8; ++h)
@@ -208,6 +215,23 @@ TEST_CASE("position step: rotate_heads and alibi_slopes against float64", "[laye
   CHECK(s[0] == 1.0 / 256.0);
   alibi_slopes(3, s);  // get_slopes(2) = [2^-4, 2^-8], then get_slopes(4)[0] = 2^-2
   CHECK((s[0] == 0.0625 && s[1] == 0.00390625 && s[2] == 0.25));
+  // More heads: the Python float64 values (get_slopes of positional_layer.py) within 1e-14.
+  struct Known {
+    std::int64_t heads, index;
+    double value;
+  };
+  const Known known[] = {{12, 0, 0.5},
+                         {12, 11, 0.08838834764831849},
+                         {16, 0, 0.7071067811865476},
+                         {16, 1, 0.5000000000000001},
+                         {16, 15, 0.003906250000000004},
+                         {256, 0, 0.9785720620877001},
+                         {256, 255, 0.0039062499999999536}};
+  for (const Known& k : known) {
+    alibi_slopes(k.heads, s);
+    INFO("heads " << k.heads << " slope " << k.index);
+    CHECK(std::fabs(s[k.index] / k.value - 1.0) < 1e-14);
+  }
   // The test weights' scale rounds halves to even like lcg.py (d 128, ff 512 in the benchmarks).
   CHECK(layer_test::pow2_scale(32) == 0.25);
   CHECK(layer_test::pow2_scale(128) == 1.0 / 16);

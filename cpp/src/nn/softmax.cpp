@@ -57,8 +57,7 @@ inline v128_t visible4(const std::int32_t* key_pos, std::int64_t c, v128_t last)
 
 #endif
 
-// kMasked: key_pos is not null (without it every entry below count is visible: no masking ops).
-template <bool kSimd, bool kMasked>
+template <bool kSimd>
 void softmax_row_impl(float* row, std::int64_t n, std::int64_t count, const std::int32_t* key_pos,
                       std::int32_t last) {
   std::int64_t c = 0;
@@ -70,7 +69,7 @@ void softmax_row_impl(float* row, std::int64_t n, std::int64_t count, const std:
     v128_t m4 = minus_inf;
     for (; c + 4 <= count; c += 4) {
       v128_t v = wasm_v128_load(row + c);
-      if (kMasked) v = wasm_v128_bitselect(v, minus_inf, visible4(key_pos, c, last4));
+      v = wasm_v128_bitselect(v, minus_inf, visible4(key_pos, c, last4));
       m4 = wasm_f32x4_pmax(m4, v);
     }
     const float lanes[4] = {wasm_f32x4_extract_lane(m4, 0), wasm_f32x4_extract_lane(m4, 1),
@@ -93,7 +92,7 @@ void softmax_row_impl(float* row, std::int64_t n, std::int64_t count, const std:
     v128_t low = wasm_f64x2_splat(0.0), high = low;  // sums 0, 1 and 2, 3
     for (; c + 4 <= count; c += 4) {
       v128_t e = exp_nonpositive4(wasm_f32x4_sub(wasm_v128_load(row + c), max4));
-      if (kMasked) e = wasm_v128_and(e, visible4(key_pos, c, last4));
+      e = wasm_v128_and(e, visible4(key_pos, c, last4));
       wasm_v128_store(row + c, e);
       low = wasm_f64x2_add(low, wasm_f64x2_promote_low_f32x4(e));
       high =
@@ -147,15 +146,12 @@ float exp_nonpositive(float x) {
 
 void softmax_row(float* row, std::int64_t n, std::int64_t count, const std::int32_t* key_pos,
                  std::int32_t last) {
-  if (key_pos == nullptr)
-    softmax_row_impl<true, false>(row, n, count, key_pos, last);
-  else
-    softmax_row_impl<true, true>(row, n, count, key_pos, last);
+  softmax_row_impl<true>(row, n, count, key_pos, last);
 }
 
 void softmax_row_scalar(float* row, std::int64_t n, std::int64_t count, const std::int32_t* key_pos,
                         std::int32_t last) {
-  softmax_row_impl<false, true>(row, n, count, key_pos, last);
+  softmax_row_impl<false>(row, n, count, key_pos, last);
 }
 
 void add_alibi_bias(float* row, std::int64_t count, const double* key_positions,
