@@ -43,6 +43,23 @@ std::vector<float> run(Model& model, const std::vector<std::int32_t>& tokens, bo
   return logits;
 }
 
+// The demo tagger's file with the metadata entry "positional_encoding":"vaswani" replaced by
+// `entries` (JSON members, e.g. "\"positional_encoding\":\"rotary\"").
+std::vector<std::uint8_t> tagger_with(const std::string& entries) {
+  const auto bytes = layer_test::load_bytes("model/tagger.safetensors");
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i)
+    n = (n << 8) | bytes[i];
+  std::string h(reinterpret_cast<const char*>(bytes.data() + 8), n);
+  const std::string from = "\"positional_encoding\":\"vaswani\"";
+  const auto at = h.find(from);
+  REQUIRE(at != std::string::npos);
+  h.replace(at, from.size(), entries);
+  std::vector<std::uint8_t> f = make_file(h, 0);
+  f.insert(f.end(), bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n), bytes.end());
+  return f;
+}
+
 int argmax3(const float* v) {
   return v[1] > v[0] ? (v[2] > v[1] ? 2 : 1) : (v[2] > v[0] ? 2 : 0);
 }
@@ -313,22 +330,8 @@ TEST_CASE("model: bad files and bad tokens give named errors; the model keeps wo
 
 TEST_CASE("model: rotary and ALiBi from __metadata__, checked as strictly as the other keys",
           "[layer][model][position]") {
-  const auto bytes = layer_test::load_bytes("model/tagger.safetensors");
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i)
-    n = (n << 8) | bytes[i];
-  const std::string header(reinterpret_cast<const char*>(bytes.data() + 8), n);
-  // The tagger (d 32, 2 heads) with its positional_encoding entry replaced by `entries`.
-  auto with_position = [&](const std::string& entries) {
-    std::string h = header;
-    const std::string from = "\"positional_encoding\":\"vaswani\"";
-    const auto at = h.find(from);
-    REQUIRE(at != std::string::npos);
-    h.replace(at, from.size(), entries);
-    std::vector<std::uint8_t> f = make_file(h, 0);
-    f.insert(f.end(), bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n), bytes.end());
-    return f;
-  };
+  // The tagger (d 32, 2 heads) with its positional_encoding entry replaced.
+  auto with_position = [](const std::string& entries) { return tagger_with(entries); };
   const std::vector<std::int32_t> tokens = {26, 3, 4, 26, 19, 0, 12};
   auto logits = [&](Model& m, const ModelForwardOptions& o) {
     std::vector<float> out(tokens.size() * 3);
@@ -434,15 +437,7 @@ TEST_CASE("model: rotary and ALiBi from __metadata__, checked as strictly as the
 
 TEST_CASE("model: a forward at L = 4096 with rotary runs; its causal prefix is exact",
           "[layer][model][position][long]") {
-  const auto bytes = layer_test::load_bytes("model/tagger.safetensors");
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i)
-    n = (n << 8) | bytes[i];
-  std::string h(reinterpret_cast<const char*>(bytes.data() + 8), n);
-  const std::string from = "\"positional_encoding\":\"vaswani\"";
-  h.replace(h.find(from), from.size(), "\"positional_encoding\":\"rotary\"");
-  std::vector<std::uint8_t> f = make_file(h, 0);
-  f.insert(f.end(), bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n), bytes.end());
+  const std::vector<std::uint8_t> f = tagger_with("\"positional_encoding\":\"rotary\"");
   Model model;
   REQUIRE(model.load(f.data(), f.size()).ok());
   const std::int64_t l = 4096;

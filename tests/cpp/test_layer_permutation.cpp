@@ -141,6 +141,16 @@ const Case kCases[] = {
     {"pre-gelu-d66", 66, 6, 70, true, Activation::gelu, 21, false},
 };
 
+LayerConfig config_of(const Case& c) {
+  LayerConfig config;
+  config.d_model = c.d;
+  config.heads = c.heads;
+  config.ff_dim = c.ff;
+  config.norm_first = c.norm_first;
+  config.activation = c.activation;
+  return config;
+}
+
 }  // namespace
 
 TEST_CASE("gemm: each output row is the same whatever its position among the rows",
@@ -182,12 +192,7 @@ TEST_CASE("layer without PE: permuting the tokens permutes the output and attent
   for (const Case& c : kCases) {
     for (bool padded : {false, true}) {
       ++seed;
-      LayerConfig config;
-      config.d_model = c.d;
-      config.heads = c.heads;
-      config.ff_dim = c.ff;
-      config.norm_first = c.norm_first;
-      config.activation = c.activation;
+      LayerConfig config = config_of(c);
       TransformerEncoderLayer layer = make_layer(config, seed);
       std::vector<float> x = layer_test::layer_input(seed, c.length, c.d);
       if (c.duplicates) {  // rows 1 and 4 repeat row 0; row 3 repeats row 2
@@ -220,12 +225,7 @@ TEST_CASE("layer without PE: permuting the tokens permutes the output and attent
 TEST_CASE("layer with PE added to the input: permuting the tokens does not permute the output",
           "[layer][permutation]") {
   for (const Case& c : kCases) {
-    LayerConfig config;
-    config.d_model = c.d;
-    config.heads = c.heads;
-    config.ff_dim = c.ff;
-    config.norm_first = c.norm_first;
-    config.activation = c.activation;
+    LayerConfig config = config_of(c);
     TransformerEncoderLayer layer = make_layer(config, 7);
     const std::vector<float> emb = layer_test::layer_input(8, c.length, c.d);
     std::vector<float> table(emb.size());
@@ -326,12 +326,7 @@ TEST_CASE("layer with rotary or ALiBi: permuting the tokens changes the output b
   // without its position step (position_step = false) is exactly equivariant again.
   for (const Case& c : kCases) {
     for (PositionMethod method : {PositionMethod::rotary, PositionMethod::alibi}) {
-      LayerConfig config;
-      config.d_model = c.d;
-      config.heads = c.heads;
-      config.ff_dim = c.ff;
-      config.norm_first = c.norm_first;
-      config.activation = c.activation;
+      LayerConfig config = config_of(c);
       config.position.method = method;
       config.position.alibi_mode = AlibiMode::symmetric;
       if (method == PositionMethod::rotary && (c.d / c.heads) % 2 != 0)
