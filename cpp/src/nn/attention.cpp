@@ -111,9 +111,11 @@ void TransformerEncoderLayer::self_attention(const float* x, std::int64_t length
                       ? content_key_order(x, l, d, options.key_padding_mask, order, order + l)
                       : row_key_order(l, options.key_padding_mask, order);
   keys_in_row_order_ = !content_order && visible_keys_ == l;
-  double* key_positions = positions_.data() + l;
-  for (std::int64_t c = 0; c < visible_keys_; ++c)
-    key_positions[c] = positions_.data()[order[c]];
+  if (method != PositionMethod::none) {  // positions_ holds them only with a step
+    double* key_positions = positions_.data() + l;
+    for (std::int64_t c = 0; c < visible_keys_; ++c)
+      key_positions[c] = positions_.data()[order[c]];
+  }
 
   // 3. and 4. per head.
   for (std::int64_t h = 0; h < heads; ++h)

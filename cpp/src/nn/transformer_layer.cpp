@@ -106,6 +106,7 @@ LayerError TransformerEncoderLayer::configure(const LayerConfig& config) {
   if (LayerError e = validate(config); !e.ok()) return e;
   config_ = config;
   configured_ = true;
+  release_workspace();  // its buffers are sized for the old dModel, ffDim, heads and step
   if (config.position.method == PositionMethod::alibi) alibi_slopes(config.heads, alibi_slopes_);
   for (bool& s : set_)
     s = false;
@@ -169,6 +170,9 @@ LayerError TransformerEncoderLayer::ensure_workspace(std::int64_t length) {
   // Sizes in floats, checked: in wasm32 heads x L x L alone can pass 2^32. A size no buffer can
   // have fails here, before anything is allocated.
   std::size_t l3d = 0, lf = 0, hl = 0, hll = 0;
+  // Row positions only for a position step; ALiBi's distance table only for ALiBi.
+  const bool step = config_.position.method != PositionMethod::none;
+  const bool alibi = config_.position.method == PositionMethod::alibi;
   const bool fits = detail::checked_multiply(l, 3 * d, &l3d) &&
                     detail::checked_multiply(l, f, &lf) && detail::checked_multiply(h, l, &hl) &&
                     detail::checked_multiply(hl, l, &hll) && l3d <= FloatBuffer::kMaxSize &&
@@ -176,7 +180,7 @@ LayerError TransformerEncoderLayer::ensure_workspace(std::int64_t length) {
   if (!fits || !x_.resize(l * d) || !normed_.resize(l * d) || !qkv_.resize(l3d) ||
       !heads_out_.resize(l * d) || !sublayer_.resize(l * d) || !hidden_.resize(lf) ||
       !probs_.resize(hll) || !key_order_.resize(2 * l) || !key_row_.resize(l) ||
-      !positions_.resize(2 * l) || !alibi_table_.resize(2 * l)) {
+      (step && !positions_.resize(2 * l)) || (alibi && !alibi_table_.resize(2 * l))) {
     release_workspace();
     return layer_error(LayerStatus::out_of_memory, "length");
   }
@@ -224,13 +228,13 @@ void TransformerEncoderLayer::layer_norm(const float* x, const FloatBuffer& weig
 
 LayerError TransformerEncoderLayer::resolve_positions(std::int64_t length,
                                                       const ForwardOptions& options) {
-  double* p = positions_.data();
+  double* p = positions_.data();  // null without a position step: then only checked
   positions_consecutive_ = options.positions == nullptr;
   if (options.positions != nullptr) {
     for (std::int64_t i = 0; i < length; ++i) {
       if (!(std::fabs(options.positions[i]) <= kMaxLayerPosition))  // also NaN
         return layer_error(LayerStatus::invalid_position, "positions[" + std::to_string(i) + "]");
-      p[i] = options.positions[i];
+      if (p != nullptr) p[i] = options.positions[i];
     }
     return {};
   }
@@ -238,8 +242,9 @@ LayerError TransformerEncoderLayer::resolve_positions(std::int64_t length,
   const double last = first + static_cast<double>(length - 1);
   if (!(std::fabs(first) <= kMaxLayerPosition) || !(std::fabs(last) <= kMaxLayerPosition))
     return layer_error(LayerStatus::invalid_position, "positionOffset");
-  for (std::int64_t i = 0; i < length; ++i)
-    p[i] = first + static_cast<double>(i);
+  if (p != nullptr)
+    for (std::int64_t i = 0; i < length; ++i)
+      p[i] = first + static_cast<double>(i);
   return {};
 }
 

@@ -88,7 +88,8 @@ extern const char* const kLayerTensorNames[kLayerTensorCount];
 
 class TransformerEncoderLayer {
  public:
-  // Sets the config and forgets every weight. On error the layer keeps its previous state.
+  // Sets the config and forgets every weight (and frees the workspace and the last attention).
+  // On error the layer keeps its previous state.
   LayerError configure(const LayerConfig& config);
 
   // Sets one weight by its state_dict name (e.g. "linear1.weight"). shape (ndim entries) is
