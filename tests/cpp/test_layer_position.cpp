@@ -346,3 +346,25 @@ TEST_CASE("position step: L = 4096 runs, and its causal prefix is the short forw
     CHECK(std::memcmp(head.data(), out.data(), head.size() * sizeof(float)) == 0);
   }
 }
+
+TEST_CASE("layer: configure() after a forward starts a fresh workspace", "[layer][position]") {
+  // A larger dModel and a position step after a forward at the same length: the workspace of the
+  // first config must not be reused (ASan builds catch an overrun).
+  TransformerEncoderLayer layer = make_layer(small_config(PositionMethod::none), 3);
+  const auto x = layer_test::layer_input(3, 9, 16);
+  std::vector<float> out(x.size());
+  REQUIRE(layer.forward(x.data(), x.size(), 9, {}, out.data(), out.size()).ok());
+  LayerConfig wide = small_config(PositionMethod::alibi);
+  wide.d_model = 32;
+  wide.ff_dim = 40;
+  REQUIRE(layer.configure(wide).ok());
+  CHECK(layer.attention() == nullptr);
+  for (const auto& t : layer_test::layer_state(4, 32, 40))
+    REQUIRE(layer.set_tensor(t.name, t.values.data(), t.values.size()).ok());
+  TransformerEncoderLayer fresh = make_layer(wide, 4);
+  const auto x2 = layer_test::layer_input(4, 9, 32);
+  std::vector<float> a(x2.size()), b(x2.size());
+  REQUIRE(layer.forward(x2.data(), x2.size(), 9, {}, a.data(), a.size()).ok());
+  REQUIRE(fresh.forward(x2.data(), x2.size(), 9, {}, b.data(), b.size()).ok());
+  CHECK(a == b);
+}
