@@ -169,7 +169,7 @@ void TransformerEncoderLayer::attend_head(std::int64_t h, std::int64_t l,
   }
 
   const double* key_positions = positions_.data() + l;
-  const double slope = alibi_slopes_[h];
+  const double slope = method == PositionMethod::alibi ? alibi_slopes_.data()[h] : 0.0;
   // ALiBi with consecutive positions: the bias depends on the row distance only, one table.
   const bool alibi_table = method == PositionMethod::alibi && positions_consecutive_;
   if (alibi_table)

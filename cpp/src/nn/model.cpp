@@ -145,9 +145,9 @@ LayerError read_position_metadata(const SafetensorsFile& file, ModelConfig* c,
     if (*v != "causal" && *v != "symmetric") return bad_metadata("alibi_mode");
     p.alibi_mode = *v == "causal" ? AlibiMode::causal : AlibiMode::symmetric;
   }
-  // The experiment's description (tests/fixtures/extrapolation), kept for display.
-  if (const std::string* v = file.metadata("task")) c->task = *v;
-  if (const std::string* v = file.metadata("symbols")) c->symbols = *v;
+  // The experiment's description (tests/fixtures/extrapolation), kept for display; its strings
+  // are copied once the whole file has loaded (Model::load's end), so a failed load allocates
+  // nothing for them.
   if (const std::string* v = file.metadata("copy_distance"))
     if (!parse_int(*v, 0, kMaxSequenceLength, &c->copy_distance))
       return bad_metadata("copy_distance");
@@ -278,6 +278,8 @@ LayerError Model::load(const std::uint8_t* bytes, std::size_t size) {
       if (!std::binary_search(known.begin(), known.end(), t.name))
         return layer_error(LayerStatus::unknown_tensor, t.name);
   }
+  if (const std::string* v = file.metadata("task")) c.task = *v;
+  if (const std::string* v = file.metadata("symbols")) c.symbols = *v;
   *this = std::move(m);
   return {};
 }

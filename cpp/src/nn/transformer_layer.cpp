@@ -104,10 +104,16 @@ LayerError validate(const LayerConfig& c) {
 
 LayerError TransformerEncoderLayer::configure(const LayerConfig& config) {
   if (LayerError e = validate(config); !e.ok()) return e;
+  Buffer<double> slopes;  // ALiBi only: a plain layer stays as small as it was
+  if (config.position.method == PositionMethod::alibi) {
+    if (!slopes.resize(static_cast<std::size_t>(config.heads)))
+      return layer_error(LayerStatus::out_of_memory, "heads");
+    alibi_slopes(config.heads, slopes.data());
+  }
+  alibi_slopes_ = std::move(slopes);
   config_ = config;
   configured_ = true;
   release_workspace();  // its buffers are sized for the old dModel, ffDim, heads and step
-  if (config.position.method == PositionMethod::alibi) alibi_slopes(config.heads, alibi_slopes_);
   for (bool& s : set_)
     s = false;
   has_attention_ = false;
