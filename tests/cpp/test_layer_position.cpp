@@ -158,6 +158,25 @@ TEST_CASE("position step: e^x and the softmax row kernel", "[layer][position]") 
   }
 }
 
+TEST_CASE("position step: the softmax's bias pass equals adding the bias first",
+          "[layer][position]") {
+  for (std::int64_t n : {1, 5, 8, 67}) {
+    const auto scores = layer_test::lcg_values(n + 9, static_cast<std::size_t>(n), 20.0);
+    const auto bias = layer_test::lcg_values(n + 10, static_cast<std::size_t>(n) + 4, 5.0);
+    for (std::int64_t count : {n, (n + 1) / 2}) {
+      std::vector<float> added(scores), fused(scores), fused_scalar(scores);
+      for (std::int64_t c = 0; c < count; ++c)
+        added[c] += bias[c];
+      detail::softmax_row(added.data(), n, count, nullptr, 0);
+      detail::softmax_row(fused.data(), n, count, nullptr, 0, bias.data());
+      detail::softmax_row_scalar(fused_scalar.data(), n, count, nullptr, 0, bias.data());
+      INFO("n " << n << " count " << count);
+      CHECK(std::memcmp(added.data(), fused.data(), added.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(fused.data(), fused_scalar.data(), fused.size() * sizeof(float)) == 0);
+    }
+  }
+}
+
 TEST_CASE("position step: rotate_heads and alibi_slopes against float64", "[layer][position]") {
   for (double theta : {1.5, 500.0, 10000.0, 1e6})
     for (RotaryLayout layout : {RotaryLayout::half, RotaryLayout::interleaved}) {

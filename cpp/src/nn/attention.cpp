@@ -180,20 +180,19 @@ void TransformerEncoderLayer::attend_head(std::int64_t h, std::int64_t l,
     const std::int32_t* key_pos = nullptr;
     if (options.causal && content_order) key_pos = order;  // hide keys at rows > i
     if (causal_prefix) count = visible_before(i);
+    const float* bias = nullptr;  // ALiBi's table slice, added by the softmax's first pass
     if (alibi_table) {
-      const float* bias = alibi_table_.data() + (l - 1 - i);  // bias[j]: key row j
-      if (gather == nullptr) {
-        for (std::int64_t c = 0; c < count; ++c)
-          row[c] += bias[c];
-      } else {
+      bias = alibi_table_.data() + (l - 1 - i);  // bias[j]: key row j
+      if (gather != nullptr) {                   // hidden keys: the visible ones are not contiguous
         for (std::int64_t c = 0; c < count; ++c)
           row[c] += bias[order[c]];
+        bias = nullptr;
       }
     } else if (method == PositionMethod::alibi) {
       detail::add_alibi_bias(row, count, key_positions, positions_.data()[i], slope,
                              config_.position.alibi_mode);
     }
-    detail::softmax_row(row, m, count, key_pos, static_cast<std::int32_t>(i));
+    detail::softmax_row(row, m, count, key_pos, static_cast<std::int32_t>(i), bias);
   }
 
   // head_out = probabilities times v.

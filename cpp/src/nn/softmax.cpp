@@ -59,7 +59,7 @@ inline v128_t visible4(const std::int32_t* key_pos, std::int64_t c, v128_t last)
 
 template <bool kSimd>
 void softmax_row_impl(float* row, std::int64_t n, std::int64_t count, const std::int32_t* key_pos,
-                      std::int32_t last) {
+                      std::int32_t last, const float* bias) {
   std::int64_t c = 0;
   float max = -INFINITY;
 #ifdef __wasm_simd128__
@@ -69,6 +69,10 @@ void softmax_row_impl(float* row, std::int64_t n, std::int64_t count, const std:
     v128_t m4 = minus_inf;
     for (; c + 4 <= count; c += 4) {
       v128_t v = wasm_v128_load(row + c);
+      if (bias != nullptr) {  // the bias joins the first pass over the row
+        v = wasm_f32x4_add(v, wasm_v128_load(bias + c));
+        wasm_v128_store(row + c, v);
+      }
       v = wasm_v128_bitselect(v, minus_inf, visible4(key_pos, c, last4));
       m4 = wasm_f32x4_pmax(m4, v);
     }
@@ -78,8 +82,10 @@ void softmax_row_impl(float* row, std::int64_t n, std::int64_t count, const std:
       if (v > max) max = v;
   }
 #endif
-  for (; c < count; ++c)
+  for (; c < count; ++c) {
+    if (bias != nullptr) row[c] += bias[c];
     if (visible(key_pos, c, last) && row[c] > max) max = row[c];
+  }
   if (max == -INFINITY) {  // nothing visible
     std::memset(row, 0, static_cast<std::size_t>(n) * sizeof(float));
     return;
@@ -145,13 +151,13 @@ float exp_nonpositive(float x) {
 }
 
 void softmax_row(float* row, std::int64_t n, std::int64_t count, const std::int32_t* key_pos,
-                 std::int32_t last) {
-  softmax_row_impl<true>(row, n, count, key_pos, last);
+                 std::int32_t last, const float* bias) {
+  softmax_row_impl<true>(row, n, count, key_pos, last, bias);
 }
 
 void softmax_row_scalar(float* row, std::int64_t n, std::int64_t count, const std::int32_t* key_pos,
-                        std::int32_t last) {
-  softmax_row_impl<false>(row, n, count, key_pos, last);
+                        std::int32_t last, const float* bias) {
+  softmax_row_impl<false>(row, n, count, key_pos, last, bias);
 }
 
 void add_alibi_bias(float* row, std::int64_t count, const double* key_positions,

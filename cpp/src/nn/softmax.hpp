@@ -16,16 +16,17 @@ namespace posenc::detail {
 // x gives the same bits wherever it sits in a row.
 float exp_nonpositive(float x);
 
-// Softmax over the visible entries of row[0, count): entry c is visible when key_pos is null or
+// Softmax over the visible entries of row[0, count) (plus bias[0, count) first when bias is not
+// null: the ALiBi table, added in the same pass): entry c is visible when key_pos is null or
 // key_pos[c] <= last. Visible entries become e^(s - max) times the float32 reciprocal of the sum
 // (within 1 ulp of e^(s - max) / sum), hidden ones and row[count, n) become 0; a row with no
 // visible entry is all 0. The sum is float64, accumulated in four partial sums (entry c into sum
 // c mod 4, in order of c, then (s0 + s1) + (s2 + s3)): the result depends on the order of the
 // entries, not on where a row sits.
 void softmax_row(float* row, std::int64_t n, std::int64_t count, const std::int32_t* key_pos,
-                 std::int32_t last);
+                 std::int32_t last, const float* bias = nullptr);
 void softmax_row_scalar(float* row, std::int64_t n, std::int64_t count, const std::int32_t* key_pos,
-                        std::int32_t last);
+                        std::int32_t last, const float* bias = nullptr);
 
 // ALiBi's bias by key row minus query row for consecutive positions: table[u] =
 // float32(-slope * distance) with p_query - p_key = (l - 1) - u, u = 0 .. 2l - 2, so that query i's
