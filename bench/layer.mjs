@@ -4,11 +4,22 @@
 // tests/fixtures/layer/lcg.py), same input, each checked against PyTorch's own output
 // (tests/fixtures/layer/<case>.json).
 //
-//   node bench/layer.mjs            (or import { benchLayer } and pass the posenc API object)
+//   node bench/layer.mjs [--positions-only] [--quick]
+//   (or import { benchLayer, benchPositionSteps } and pass the posenc API object)
 //
 // Reports the median ms per forward, GFLOP/s (matrix products only: 2 L d (3d) + 2 L d d +
 // 4 L d ff + 4 L L d), the ratio to onnxruntime-web and the max abs error vs PyTorch.
-import { existsSync, readFileSync } from 'node:fs';
+//
+// Then the position-step cases (POSITION_CASES): tiny and long (d 128, 4 heads, ff 512, 2048
+// tokens) post-norm layers with no step, rotary (half, theta 10000) and ALiBi (symmetric), against
+// onnxruntime-web running the committed bench/onnx/<size>-<method>.onnx (export_onnx.py
+// --positional: the PyTorch reference of tests/fixtures/layer/positional_layer.py). The package's
+// JS API cannot configure a position step yet, so posenc runs there as the wasm SIMD program
+// build/wasm/bench/native/posenc_bench_layer.cjs (bench/native/bench_layer.cpp, the same core and
+// -O3 -msimd128; build it with `cmake --build build/wasm --target posenc_bench_layer`), which
+// times its own forward calls and writes its output; the error column is max |posenc - ORT|.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -19,6 +30,11 @@ const CASES = [
   { name: 'tiny-post-relu', label: 'tiny (d=64, 4 heads, ff=256, 32 tokens)', runs: 400 },
   { name: 'small-post-relu', label: 'small (d=256, 8 heads, ff=1024, 128 tokens)', runs: 40 },
 ];
+const POSITION_CASES = [
+  { size: 'tiny', d: 64, heads: 4, ff: 256, L: 32, runs: 400, label: 'tiny (d=64, 4 heads, ff=256, 32 tokens)' },
+  { size: 'long', d: 128, heads: 4, ff: 512, L: 2048, runs: 7, label: 'long (d=128, 4 heads, ff=512, 2048 tokens)' },
+];
+const METHODS = ['none', 'rotary', 'alibi'];
 const median = (a) => {
   const s = [...a].sort((x, y) => x - y);
   return s[Math.floor(s.length / 2)];
@@ -83,8 +99,9 @@ function tfjsLayer(tf, cfg, w) {
   });
 }
 
-/** Runs the benchmark; returns one row per (case, implementation). */
-export async function benchLayer({ posenc, log = console.log } = {}) {
+/** Runs the benchmark; returns one row per (case, implementation), the position-step cases
+ * (benchPositionSteps) last unless positions is false. */
+export async function benchLayer({ posenc, log = console.log, quick = false, positions = true } = {}) {
   const ort = await import('onnxruntime-web');
   ort.env.wasm.numThreads = 1;
   const tf = await import('@tensorflow/tfjs-core');
@@ -135,6 +152,79 @@ export async function benchLayer({ posenc, log = console.log } = {}) {
       rows.push(r);
     }
   }
+  if (positions) rows.push(...(await benchPositionSteps({ log, quick })));
+  return rows;
+}
+
+// The ONNX feeds of a position-step case: rotary cos/sin [L, head_dim] in the half layout from
+// float64 angles (as posenc computes them), ALiBi positions 0..L-1.
+function positionFeeds(ort, c, method, x) {
+  const feeds = { x: new ort.Tensor('float32', x, [1, c.L, c.d]) };
+  const hd = c.d / c.heads;
+  if (method === 'rotary') {
+    const cos = new Float32Array(c.L * hd), sin = new Float32Array(c.L * hd);
+    for (let p = 0; p < c.L; p++) {
+      for (let i = 0; i < hd / 2; i++) {
+        const angle = p * 10000 ** ((-2 * i) / hd);
+        cos[p * hd + i] = cos[p * hd + i + hd / 2] = Math.cos(angle);
+        sin[p * hd + i] = sin[p * hd + i + hd / 2] = Math.sin(angle);
+      }
+    }
+    feeds.cos = new ort.Tensor('float32', cos, [c.L, hd]);
+    feeds.sin = new ort.Tensor('float32', sin, [c.L, hd]);
+  }
+  if (method === 'alibi') feeds.positions = new ort.Tensor('float32', Float32Array.from({ length: c.L }, (_, i) => i), [c.L]);
+  return feeds;
+}
+
+/** The position-step cases: posenc's wasm bench program against onnxruntime-web. */
+export async function benchPositionSteps({ log = console.log, quick = false } = {}) {
+  const program = join(ROOT, 'build/wasm/bench/native/posenc_bench_layer.cjs');
+  if (!existsSync(program)) {
+    log(`\nposition-step cases skipped: no ${program} (cmake --build build/wasm --target posenc_bench_layer)`);
+    return [];
+  }
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = 1;
+  const dir = mkdtempSync(join(tmpdir(), 'posenc-bench-'));
+  const rows = [];
+  try {
+    for (const c of POSITION_CASES) {
+      const x = lcgValues(1 * 100 + 99, c.L * c.d, 1); // layer_input(1, L, d), as bench_layer.cpp
+      const flops = 2 * c.L * c.d * 3 * c.d + 2 * c.L * c.d * c.d + 4 * c.L * c.d * c.ff + 4 * c.L * c.L * c.d;
+      const runs = quick ? Math.max(3, Math.floor(c.runs / 4)) : c.runs;
+      log(`\n${c.label}, position steps: ${(flops / 1e6).toFixed(1)} MFLOP per forward (err: max |posenc - ORT|)`);
+      log('step     implementation                          median ms   GFLOP/s   vs ORT   max|err|');
+      for (const method of METHODS) {
+        const session = await ort.InferenceSession.create(readFileSync(join(ROOT, 'bench/onnx', `${c.size}-${method}.onnx`)), {
+          executionProviders: ['wasm'],
+        });
+        const feeds = positionFeeds(ort, c, method, x);
+        const ortOut = (await session.run(feeds)).y.data;
+        const ortMs = await time(() => session.run(feeds), runs);
+        await session.release();
+        const outFile = join(dir, `${c.size}-${method}.f32`);
+        const text = execFileSync('node', ['--no-experimental-fetch', program, String(c.d), String(c.heads), String(c.ff),
+          String(c.L), method, String(runs), outFile], { encoding: 'utf8' });
+        const ms = Number(/([0-9.]+) ms/.exec(text.split('\n').find((line) => line.includes(' ms')))[1]);
+        const out = new Float32Array(readFileSync(outFile).buffer.slice(0));
+        const err = maxAbsDiff(out, ortOut);
+        for (const r of [
+          { impl: 'posenc (wasm SIMD, bench_layer.cjs)', ms, err },
+          { impl: 'onnxruntime-web 1.30 (wasm, 1 thread)', ms: ortMs, err },
+        ]) {
+          r.case = `${c.size}-${method}`;
+          r.gflops = flops / (r.ms * 1e6);
+          r.ratioToOrt = ortMs / r.ms;
+          log(`${method.padEnd(9)}${r.impl.padEnd(40)}${r.ms.toFixed(3).padStart(9)}${r.gflops.toFixed(2).padStart(10)}` +
+            `${(r.ratioToOrt.toFixed(2) + 'x').padStart(9)}   ${r.err.toExponential(2)}`);
+          rows.push(r);
+        }
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
   return rows;
 }
 
@@ -163,5 +253,7 @@ async function loadPosenc() {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { api, from } = await loadPosenc();
   console.log(`posenc from ${from}; Node ${process.version}`);
-  await benchLayer({ posenc: api });
+  const quick = process.argv.includes('--quick');
+  if (process.argv.includes('--positions-only')) await benchPositionSteps({ quick });
+  else await benchLayer({ posenc: api, quick });
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Writes the seed corpus of fuzz_safetensors (fuzz/corpus/safetensors/): small valid files in
 # each dtype, small valid models (post-norm and pre-norm, with and without a positional
-# encoding), and a few malformed files; the fuzzer's regression inputs (regression_*) are left as
+# encoding, with rotary and ALiBi steps), and a few malformed files; the fuzzer's regression inputs (regression_*) are left as
 # they are. Plain Python (struct + json), no numpy or torch; the output is deterministic, so
 # rerunning it leaves the committed corpus unchanged.
 #   python3 fuzz/make_safetensors_corpus.py
@@ -110,6 +110,18 @@ def main():
     files["model_fairseq"] = safetensors(t, m)
     t, m = model(pe="none", classes=1)
     files["model_no_pe"] = safetensors(t, m)
+    # The position step in the attention: rotary (full, partial, interleaved), ALiBi (both modes,
+    # a head count that is not a power of two), and the experiment's keys.
+    t, m = model(d=8, heads=2, pe="rotary", rope_theta="10000.0", rope_scaling="null")
+    files["model_rotary"] = safetensors(t, m)
+    t, m = model(d=16, heads=2, pe="rotary", rope_theta="500", partial_rotary_factor="0.5",
+                 rotary_layout="interleaved", task="copy", copy_distance="3", symbols="8",
+                 train_max_length="64")
+    files["model_rotary_partial_interleaved"] = safetensors(t, m)
+    t, m = model(d=6, heads=3, pe="alibi", alibi_mode="causal")
+    files["model_alibi_causal_3_heads"] = safetensors(t, m)
+    t, m = model(d=8, heads=4, layers=2, pe="alibi", alibi_mode="symmetric", norm_first="true")
+    files["model_alibi_symmetric"] = safetensors(t, m)
     # Malformed: each one error class (the fuzzer mutates from here).
     good = files["model_f32"]
     files["bad_truncated_length"] = good[:5]
@@ -128,6 +140,20 @@ def main():
     files["bad_metadata_heads"] = safetensors(t, m)
     t, m = model()
     files["bad_extra_tensor"] = safetensors(t + [("extra", "F32", [1], [0.0])], m)
+    # Bad position-step metadata: each names its key.
+    for name, pe, extra in [
+        ("bad_positional_encoding", "rope", {}),
+        ("bad_rope_theta", "rotary", {"rope_theta": "1"}),
+        ("bad_rope_theta_overflow", "rotary", {"rope_theta": "1e999"}),
+        ("bad_rope_scaling_json", "rotary", {"rope_scaling": '{"type":'}),
+        ("unsupported_rope_scaling", "rotary", {"rope_scaling": '{"type":"linear","factor":2.0}'}),
+        ("bad_partial_rotary_factor", "rotary", {"partial_rotary_factor": "0.3"}),
+        ("bad_rotary_layout", "rotary", {"rotary_layout": "neox"}),
+        ("bad_alibi_mode", "alibi", {"alibi_mode": "both"}),
+        ("bad_copy_distance", "alibi", {"copy_distance": "-1"}),
+    ]:
+        t, m = model(d=8, heads=2, pe=pe, **extra)
+        files[name] = safetensors(t, m)
     for name, data in sorted(files.items()):
         with open(os.path.join(OUT, name), "wb") as f:
             f.write(data)

@@ -43,6 +43,23 @@ std::vector<float> run(Model& model, const std::vector<std::int32_t>& tokens, bo
   return logits;
 }
 
+// The demo tagger's file with the metadata entry "positional_encoding":"vaswani" replaced by
+// `entries` (JSON members, e.g. "\"positional_encoding\":\"rotary\"").
+std::vector<std::uint8_t> tagger_with(const std::string& entries) {
+  const auto bytes = layer_test::load_bytes("model/tagger.safetensors");
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i)
+    n = (n << 8) | bytes[i];
+  std::string h(reinterpret_cast<const char*>(bytes.data() + 8), n);
+  const std::string from = "\"positional_encoding\":\"vaswani\"";
+  const auto at = h.find(from);
+  REQUIRE(at != std::string::npos);
+  h.replace(at, from.size(), entries);
+  std::vector<std::uint8_t> f = make_file(h, 0);
+  f.insert(f.end(), bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n), bytes.end());
+  return f;
+}
+
 int argmax3(const float* v) {
   return v[1] > v[0] ? (v[2] > v[1] ? 2 : 1) : (v[2] > v[0] ? 2 : 0);
 }
@@ -309,4 +326,131 @@ TEST_CASE("model: bad files and bad tokens give named errors; the model keeps wo
     if (ed.name.empty()) CHECK(!e.name.empty());
   }
   CHECK(run(model, tokens, true) == before);
+}
+
+TEST_CASE("model: rotary and ALiBi from __metadata__, checked as strictly as the other keys",
+          "[layer][model][position]") {
+  // The tagger (d 32, 2 heads) with its positional_encoding entry replaced.
+  auto with_position = [](const std::string& entries) { return tagger_with(entries); };
+  const std::vector<std::int32_t> tokens = {26, 3, 4, 26, 19, 0, 12};
+  auto logits = [&](Model& m, const ModelForwardOptions& o) {
+    std::vector<float> out(tokens.size() * 3);
+    const LayerError e = m.forward(tokens.data(), static_cast<std::int64_t>(tokens.size()), o,
+                                   out.data(), out.size());
+    INFO(e.message());
+    REQUIRE(e.ok());
+    return out;
+  };
+
+  Model none, rotary, alibi;
+  auto f = with_position("\"positional_encoding\":\"none\"");
+  REQUIRE(none.load(f.data(), f.size()).ok());
+  f = with_position(
+      "\"positional_encoding\":\"rotary\",\"rope_theta\":\"500\",\"partial_rotary_factor\":"
+      "\"0.5\",\"rotary_layout\":\"interleaved\",\"rope_scaling\":\"null\",\"copy_distance\":"
+      "\"3\",\"symbols\":\"a b c\",\"train_max_length\":\"64\"");
+  LayerError e = rotary.load(f.data(), f.size());
+  INFO(e.message());
+  REQUIRE(e.ok());
+  const PositionConfig& rp = rotary.config().layer.position;
+  CHECK(rp.method == PositionMethod::rotary);
+  CHECK(rp.rope_theta == 500.0);
+  CHECK(rp.rotary_dim == 8);
+  CHECK(rp.rotary_layout == RotaryLayout::interleaved);
+  CHECK(rotary.config().task == "tag who acts (1), who is acted upon (2), neither (0)");
+  CHECK(rotary.config().symbols == "a b c");
+  CHECK(rotary.config().copy_distance == 3);
+  CHECK(rotary.config().train_max_length == 64);
+  CHECK(none.config().copy_distance == -1);
+  f = with_position("\"positional_encoding\":\"alibi\",\"alibi_mode\":\"symmetric\"");
+  REQUIRE(alibi.load(f.data(), f.size()).ok());
+  CHECK(alibi.config().layer.position.method == PositionMethod::alibi);
+  CHECK(alibi.config().layer.position.alibi_mode == AlibiMode::symmetric);
+
+  ModelForwardOptions o;
+  const auto plain = logits(none, o);
+  CHECK(layer_test::max_abs_diff(logits(rotary, o), plain) > 1e-3);
+  CHECK(layer_test::max_abs_diff(logits(alibi, o), plain) > 1e-3);
+  o.position_offset = 100.0;  // ALiBi sees only distances: the same to rounding
+  const auto shifted = logits(alibi, o);
+  o.position_offset = 0.0;
+  CHECK(layer_test::max_abs_diff(shifted, logits(alibi, o)) < 1e-4);
+  o.positional_encoding = false;  // the layers without their step: the model without PE, exactly
+  CHECK(logits(rotary, o) == plain);
+  CHECK(logits(alibi, o) == plain);
+  o.positional_encoding = true;
+  o.position_offset = -1.0;
+  std::vector<float> out(tokens.size() * 3);
+  e = alibi.forward(tokens.data(), 7, o, out.data(), out.size());
+  CHECK(e.status == LayerStatus::invalid_position);
+  CHECK(e.name == "positionOffset");
+
+  struct Bad {
+    std::string entries;
+    LayerStatus status;
+    std::string name;
+  };
+  const Bad bad[] = {
+      {"\"positional_encoding\":\"rope\"", LayerStatus::invalid_metadata,
+       "__metadata__.positional_encoding"},
+      {"\"positional_encoding\":\"rotary\",\"rope_theta\":\"1\"", LayerStatus::invalid_metadata,
+       "__metadata__.rope_theta"},
+      {"\"positional_encoding\":\"rotary\",\"rope_theta\":\"1e999\"", LayerStatus::invalid_metadata,
+       "__metadata__.rope_theta"},
+      {"\"positional_encoding\":\"rotary\",\"rope_theta\":\"ten\"", LayerStatus::invalid_metadata,
+       "__metadata__.rope_theta"},
+      {"\"positional_encoding\":\"rotary\",\"rope_scaling\":\"{\\\"type\\\":\"",
+       LayerStatus::invalid_metadata, "__metadata__.rope_scaling"},
+      {"\"positional_encoding\":\"rotary\",\"rope_scaling\":\"{\\\"type\\\":\\\"linear\\\","
+       "\\\"factor\\\":2.0}\"",
+       LayerStatus::unsupported_metadata, "__metadata__.rope_scaling"},
+      {"\"positional_encoding\":\"rotary\",\"partial_rotary_factor\":\"0.1\"",
+       LayerStatus::invalid_metadata, "__metadata__.partial_rotary_factor"},
+      {"\"positional_encoding\":\"rotary\",\"partial_rotary_factor\":\"1.5\"",
+       LayerStatus::invalid_metadata, "__metadata__.partial_rotary_factor"},
+      {"\"positional_encoding\":\"rotary\",\"partial_rotary_factor\":\"0\"",
+       LayerStatus::invalid_metadata, "__metadata__.partial_rotary_factor"},
+      {"\"positional_encoding\":\"rotary\",\"rotary_layout\":\"neox\"",
+       LayerStatus::invalid_metadata, "__metadata__.rotary_layout"},
+      {"\"positional_encoding\":\"alibi\",\"alibi_mode\":\"both\"", LayerStatus::invalid_metadata,
+       "__metadata__.alibi_mode"},
+      {"\"positional_encoding\":\"vaswani\",\"rope_theta\":\"0.5\"", LayerStatus::invalid_metadata,
+       "__metadata__.rope_theta"},
+      {"\"positional_encoding\":\"alibi\",\"copy_distance\":\"-2\"", LayerStatus::invalid_metadata,
+       "__metadata__.copy_distance"},
+      {"\"positional_encoding\":\"alibi\",\"train_max_length\":\"0\"",
+       LayerStatus::invalid_metadata, "__metadata__.train_max_length"},
+  };
+  for (const Bad& b : bad) {
+    f = with_position(b.entries);
+    Model m;
+    e = m.load(f.data(), f.size());
+    INFO(b.entries << " -> " << e.message());
+    CHECK(e.status == b.status);
+    CHECK(e.name == b.name);
+  }
+  f = with_position("\"positional_encoding\":\"rotary\",\"rope_scaling\":\"{}\"");
+  Model m;
+  e = m.load(f.data(), f.size());
+  CHECK(e.message() == "__metadata__.rope_scaling: not supported in the layer yet");
+}
+
+TEST_CASE("model: a forward at L = 4096 with rotary runs; its causal prefix is exact",
+          "[layer][model][position][long]") {
+  const std::vector<std::uint8_t> f = tagger_with("\"positional_encoding\":\"rotary\"");
+  Model model;
+  REQUIRE(model.load(f.data(), f.size()).ok());
+  const std::int64_t l = 4096;
+  std::vector<std::int32_t> tokens(static_cast<std::size_t>(l));
+  for (std::int64_t i = 0; i < l; ++i)
+    tokens[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((i * 7 + i / 5) % 30);
+  ModelForwardOptions o;
+  o.causal = true;
+  std::vector<float> logits(static_cast<std::size_t>(l * 3)), head(300);
+  REQUIRE(model.forward(tokens.data(), l, o, logits.data(), logits.size()).ok());
+  CHECK(model.attention_length() == l);
+  REQUIRE(model.forward(tokens.data(), 100, o, head.data(), head.size()).ok());
+  CHECK(std::equal(head.begin(), head.end(), logits.begin()));
+  for (float v : logits)
+    REQUIRE(std::isfinite(v));
 }

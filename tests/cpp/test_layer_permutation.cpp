@@ -1,6 +1,6 @@
 // Permutation equivariance: without a positional encoding, permuting the input tokens
 // of the encoder layer (and of the model) permutes its outputs and attention probabilities bit
-// for bit; with the positional encoding added it does not.
+// for bit; with the positional encoding added, or a rotary or ALiBi step, it does not.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -141,6 +141,16 @@ const Case kCases[] = {
     {"pre-gelu-d66", 66, 6, 70, true, Activation::gelu, 21, false},
 };
 
+LayerConfig config_of(const Case& c) {
+  LayerConfig config;
+  config.d_model = c.d;
+  config.heads = c.heads;
+  config.ff_dim = c.ff;
+  config.norm_first = c.norm_first;
+  config.activation = c.activation;
+  return config;
+}
+
 }  // namespace
 
 TEST_CASE("gemm: each output row is the same whatever its position among the rows",
@@ -182,12 +192,7 @@ TEST_CASE("layer without PE: permuting the tokens permutes the output and attent
   for (const Case& c : kCases) {
     for (bool padded : {false, true}) {
       ++seed;
-      LayerConfig config;
-      config.d_model = c.d;
-      config.heads = c.heads;
-      config.ff_dim = c.ff;
-      config.norm_first = c.norm_first;
-      config.activation = c.activation;
+      LayerConfig config = config_of(c);
       TransformerEncoderLayer layer = make_layer(config, seed);
       std::vector<float> x = layer_test::layer_input(seed, c.length, c.d);
       if (c.duplicates) {  // rows 1 and 4 repeat row 0; row 3 repeats row 2
@@ -220,12 +225,7 @@ TEST_CASE("layer without PE: permuting the tokens permutes the output and attent
 TEST_CASE("layer with PE added to the input: permuting the tokens does not permute the output",
           "[layer][permutation]") {
   for (const Case& c : kCases) {
-    LayerConfig config;
-    config.d_model = c.d;
-    config.heads = c.heads;
-    config.ff_dim = c.ff;
-    config.norm_first = c.norm_first;
-    config.activation = c.activation;
+    LayerConfig config = config_of(c);
     TransformerEncoderLayer layer = make_layer(config, 7);
     const std::vector<float> emb = layer_test::layer_input(8, c.length, c.d);
     std::vector<float> table(emb.size());
@@ -318,4 +318,36 @@ TEST_CASE("model without PE: 'the dog bit the man' and 'the man bit the dog' swa
   // With PE the model tells them apart: the dog acts in s1, is acted upon in s2.
   const Out pa = run(s1, true), pb = run(s2, true);
   CHECK(max_abs_diff(pb.logits, permute_rows(pa.logits, {0, 4, 2, 3, 1}, classes)) > 1.0);
+}
+
+TEST_CASE("layer with rotary or ALiBi: permuting the tokens changes the output beyond rounding",
+          "[layer][permutation][position]") {
+  // Positions break the symmetry by design: no exact property to keep. The same layer run
+  // without its position step (position_step = false) is exactly equivariant again.
+  for (const Case& c : kCases) {
+    for (PositionMethod method : {PositionMethod::rotary, PositionMethod::alibi}) {
+      LayerConfig config = config_of(c);
+      config.position.method = method;
+      config.position.alibi_mode = AlibiMode::symmetric;
+      if (method == PositionMethod::rotary && (c.d / c.heads) % 2 != 0)
+        config.position.rotary_dim = c.d / c.heads - 1;  // partial: head dims 3, 11
+      TransformerEncoderLayer layer = make_layer(config, 9);
+      const std::vector<float> x = layer_test::layer_input(10, c.length, c.d);
+      const auto perm = random_permutation(c.length, 5);
+      const auto px = permute_rows(x, perm, c.d);
+      const Run base = forward(layer, x, c.length, {});
+      const Run moved = forward(layer, px, c.length, {});
+      const double out_diff = max_abs_diff(moved.out, permute_rows(base.out, perm, c.d));
+      INFO(c.name << (method == PositionMethod::rotary ? " rotary" : " alibi")
+                  << ": max |out diff| " << out_diff);
+      CHECK(out_diff > 1e-3);
+
+      ForwardOptions off;
+      off.position_step = false;
+      std::vector<float> a(x.size()), b(x.size());
+      REQUIRE(layer.forward(x.data(), x.size(), c.length, off, a.data(), a.size()).ok());
+      REQUIRE(layer.forward(px.data(), px.size(), c.length, off, b.data(), b.size()).ok());
+      CHECK(bit_mismatches(b, permute_rows(a, perm, c.d)) == 0);
+    }
+  }
 }

@@ -40,8 +40,10 @@ inline std::vector<float> lcg_values(std::int64_t seed, std::size_t count, doubl
   return out;
 }
 
+// lcg.py's 2 ** -round(log2(sqrt(fan_in))) with Python's round: halves to the even neighbour
+// (nearbyint in the default rounding mode; std::round would take fan_in 512 to 2^-5, not 2^-4).
 inline double pow2_scale(std::int64_t fan_in) {
-  return std::exp2(-std::round(std::log2(std::sqrt(static_cast<double>(fan_in)))));
+  return std::exp2(-std::nearbyint(std::log2(std::sqrt(static_cast<double>(fan_in)))));
 }
 
 struct Tensor {

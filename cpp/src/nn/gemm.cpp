@@ -96,13 +96,18 @@ void tile_scalar(const float* a, std::int64_t lda, const float* panel, std::int6
   }
 }
 
+// The product's extent: the first k rows and n columns of the packed B.
+struct Extent {
+  std::int64_t k, n;
+};
+
 template <int MR>
-void rows_scalar(const float* a, std::int64_t lda, const PackedMatrix& b, const float* bias,
-                 Epilogue e, float* c, std::int64_t ldc) {
+void rows_scalar(const float* a, std::int64_t lda, const PackedMatrix& b, Extent x,
+                 const float* bias, Epilogue e, float* c, std::int64_t ldc) {
   float acc[MR][kGemmPanel];
-  for (std::int64_t j0 = 0; j0 < b.n(); j0 += kGemmPanel) {
-    const std::int64_t width = b.n() - j0 < kGemmPanel ? b.n() - j0 : kGemmPanel;
-    tile_scalar<MR>(a, lda, b.panel(j0 / kGemmPanel), b.k(), acc);
+  for (std::int64_t j0 = 0; j0 < x.n; j0 += kGemmPanel) {
+    const std::int64_t width = x.n - j0 < kGemmPanel ? x.n - j0 : kGemmPanel;
+    tile_scalar<MR>(a, lda, b.panel(j0 / kGemmPanel), x.k, acc);
     store_tile<MR>(acc, width, bias ? bias + j0 : nullptr, e, c + j0, ldc);
   }
 }
@@ -110,10 +115,10 @@ void rows_scalar(const float* a, std::int64_t lda, const PackedMatrix& b, const 
 #ifdef __wasm_simd128__
 
 template <int MR>
-void rows_simd(const float* a, std::int64_t lda, const PackedMatrix& b, const float* bias,
+void rows_simd(const float* a, std::int64_t lda, const PackedMatrix& b, Extent x, const float* bias,
                Epilogue e, float* c, std::int64_t ldc) {
-  const std::int64_t k = b.k();
-  for (std::int64_t j0 = 0; j0 < b.n(); j0 += kGemmPanel) {
+  const std::int64_t k = x.k;
+  for (std::int64_t j0 = 0; j0 < x.n; j0 += kGemmPanel) {
     const float* bp = b.panel(j0 / kGemmPanel);
     v128_t acc[MR][2];
     for (int r = 0; r < MR; ++r)
@@ -128,7 +133,7 @@ void rows_simd(const float* a, std::int64_t lda, const PackedMatrix& b, const fl
         acc[r][1] = wasm_f32x4_add(acc[r][1], wasm_f32x4_mul(av, b1));
       }
     }
-    const std::int64_t width = b.n() - j0 < kGemmPanel ? b.n() - j0 : kGemmPanel;
+    const std::int64_t width = x.n - j0 < kGemmPanel ? x.n - j0 : kGemmPanel;
     if (width == kGemmPanel && e != Epilogue::gelu) {
       v128_t bias0 = wasm_f32x4_splat(0.0f), bias1 = bias0;
       if (bias != nullptr) {
@@ -163,36 +168,42 @@ void rows_simd(const float* a, std::int64_t lda, const PackedMatrix& b, const fl
 #endif
 
 template <bool kSimd>
-void gemm_impl(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
+void gemm_impl(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b, Extent x,
                const float* bias, Epilogue e, float* c, std::int64_t ldc) {
-  if (m < 1 || b.empty()) return;
+  if (m < 1 || b.empty() || x.k < 1 || x.n < 1) return;
   std::int64_t i = 0;
 #ifdef __wasm_simd128__
   if (kSimd) {
     for (; i + kGemmRows <= m; i += kGemmRows)
-      rows_simd<4>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
+      rows_simd<4>(a + i * lda, lda, b, x, bias, e, c + i * ldc, ldc);
     // Tail rows one at a time: fewer kernel instances keep the wasm small (the tail is < 4 rows).
     for (; i < m; ++i)
-      rows_simd<1>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
+      rows_simd<1>(a + i * lda, lda, b, x, bias, e, c + i * ldc, ldc);
     return;
   }
 #endif
   for (; i + kGemmRows <= m; i += kGemmRows)
-    rows_scalar<4>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
+    rows_scalar<4>(a + i * lda, lda, b, x, bias, e, c + i * ldc, ldc);
   for (; i < m; ++i)
-    rows_scalar<1>(a + i * lda, lda, b, bias, e, c + i * ldc, ldc);
+    rows_scalar<1>(a + i * lda, lda, b, x, bias, e, c + i * ldc, ldc);
 }
 
 }  // namespace
 
 void gemm(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
           const float* bias, Epilogue epilogue, float* c, std::int64_t ldc) {
-  gemm_impl<true>(a, lda, m, b, bias, epilogue, c, ldc);
+  gemm_impl<true>(a, lda, m, b, {b.k(), b.n()}, bias, epilogue, c, ldc);
+}
+
+void gemm_part(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
+               std::int64_t k, std::int64_t n, float* c, std::int64_t ldc) {
+  gemm_impl<true>(a, lda, m, b, {k < b.k() ? k : b.k(), n < b.n() ? n : b.n()}, nullptr,
+                  Epilogue::none, c, ldc);
 }
 
 void gemm_scalar(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
                  const float* bias, Epilogue epilogue, float* c, std::int64_t ldc) {
-  gemm_impl<false>(a, lda, m, b, bias, epilogue, c, ldc);
+  gemm_impl<false>(a, lda, m, b, {b.k(), b.n()}, bias, epilogue, c, ldc);
 }
 
 bool gemm_uses_simd() {

@@ -40,6 +40,10 @@ const char* layer_status_message(LayerStatus s) {
     case LayerStatus::uncovered_data:
       return "safetensors data has bytes that no tensor's data_offsets cover (a gap before this "
              "tensor, or, named 'data', bytes after the last tensor)";
+    case LayerStatus::invalid_position:
+      return "row position must be finite, with absolute value at most 2^31 - 1";
+    case LayerStatus::unsupported_metadata:
+      return "not supported in the layer yet";
   }
   return "unknown error";
 }

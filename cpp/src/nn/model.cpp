@@ -9,6 +9,7 @@
 #include <new>
 #include <utility>
 
+#include "io/json_header.hpp"
 #include "nn/tensor_check.hpp"
 #include "posenc/io/safetensors.hpp"
 #include "posenc/sinusoidal/presets.hpp"
@@ -75,9 +76,10 @@ bool parse_double(const std::string& s, double* out) {
   }
   if (i != s.size()) return false;
   double power = 1.0;
-  for (int k = exponent < 0 ? -exponent : exponent; k > 0 && power < 1e300; --k)
+  // Up to infinity: 1e999 overflows (and is refused below) rather than stopping at 1e301.
+  for (int k = exponent < 0 ? -exponent : exponent; k > 0 && std::isfinite(power); --k)
     power *= 10.0;
-  double v = exponent < 0 ? mantissa / power : mantissa * power;
+  double v = mantissa == 0.0 ? 0.0 : exponent < 0 ? mantissa / power : mantissa * power;
   if (!std::isfinite(v)) return false;
   *out = negative ? -v : v;
   return true;
@@ -106,8 +108,53 @@ LayerError config_error(const LayerError& e) {
   if (e.name == "heads") return bad_metadata("heads");
   if (e.name == "layerNormEps") return bad_metadata("layer_norm_eps");
   if (e.name == "activation") return bad_metadata("activation");
+  if (e.name == "ropeTheta") return bad_metadata("rope_theta");
+  if (e.name == "rotaryDim") return bad_metadata("partial_rotary_factor");
+  if (e.name == "rotaryLayout") return bad_metadata("rotary_layout");
+  if (e.name == "alibiMode") return bad_metadata("alibi_mode");
   if (e.name == "ffDim") return layer_error(LayerStatus::wrong_shape, "layers.0.linear1.weight");
   return layer_error(LayerStatus::wrong_shape, "embedding.weight");  // dModel
+}
+
+// The position step's keys (read and checked whether or not the model uses them: a file with a
+// bad value is a bad file). partial_rotary_factor becomes the layer's rotary_dim once d is known.
+LayerError read_position_metadata(const SafetensorsFile& file, ModelConfig* c,
+                                  double* partial_rotary_factor) {
+  PositionConfig& p = c->layer.position;
+  if (c->positional_encoding == "rotary") p.method = PositionMethod::rotary;
+  if (c->positional_encoding == "alibi") p.method = PositionMethod::alibi;
+  if (const std::string* v = file.metadata("rope_theta"))
+    if (!parse_double(*v, &p.rope_theta) || !(p.rope_theta > 1.0))
+      return bad_metadata("rope_theta");
+  *partial_rotary_factor = 1.0;
+  if (const std::string* v = file.metadata("partial_rotary_factor"))
+    if (!parse_double(*v, partial_rotary_factor) || !(*partial_rotary_factor > 0.0) ||
+        *partial_rotary_factor > 1.0)
+      return bad_metadata("partial_rotary_factor");
+  if (const std::string* v = file.metadata("rotary_layout")) {
+    if (*v != "half" && *v != "interleaved") return bad_metadata("rotary_layout");
+    p.rotary_layout = *v == "half" ? RotaryLayout::half : RotaryLayout::interleaved;
+  }
+  if (const std::string* v = file.metadata("rope_scaling")) {
+    detail::JsonValue scaling;
+    if (!detail::parse_json(v->data(), v->size(), &scaling)) return bad_metadata("rope_scaling");
+    if (scaling.type != detail::JsonValue::Type::null)  // HF's linear, dynamic, yarn, llama3...
+      return layer_error(LayerStatus::unsupported_metadata, "__metadata__.rope_scaling");
+  }
+  if (const std::string* v = file.metadata("alibi_mode")) {
+    if (*v != "causal" && *v != "symmetric") return bad_metadata("alibi_mode");
+    p.alibi_mode = *v == "causal" ? AlibiMode::causal : AlibiMode::symmetric;
+  }
+  // The experiment's description (tests/fixtures/extrapolation), kept for display; its strings
+  // are copied once the whole file has loaded (Model::load's end), so a failed load allocates
+  // nothing for them.
+  if (const std::string* v = file.metadata("copy_distance"))
+    if (!parse_int(*v, 0, kMaxSequenceLength, &c->copy_distance))
+      return bad_metadata("copy_distance");
+  if (const std::string* v = file.metadata("train_max_length"))
+    if (!parse_int(*v, 1, kMaxSequenceLength, &c->train_max_length))
+      return bad_metadata("train_max_length");
+  return {};
 }
 
 // The names of every tensor a model with num_layers layers has, sorted.
@@ -149,6 +196,8 @@ LayerError Model::load(const std::uint8_t* bytes, std::size_t size) {
     if (!parse_double(*v, &c.layer.layer_norm_eps)) return bad_metadata("layer_norm_eps");
   if (const std::string* v = file.metadata("vocab")) c.vocab = *v;
   if (const std::string* v = file.metadata("labels")) c.labels = *v;
+  double partial_rotary_factor = 1.0;
+  if (LayerError e = read_position_metadata(file, &c, &partial_rotary_factor); !e.ok()) return e;
 
   // Shapes give d, vocab, ff and classes.
   const TensorInfo* emb = file.find("embedding.weight");
@@ -169,6 +218,10 @@ LayerError Model::load(const std::uint8_t* bytes, std::size_t size) {
   if (hw->shape.size() != 2 || hw->shape[0] < 1 || hw->shape[0] > 65536)
     return layer_error(LayerStatus::wrong_shape, "head.weight");
   c.num_classes = hw->shape[0];
+  if (c.layer.position.method == PositionMethod::rotary && c.layer.heads > 0 &&
+      d % c.layer.heads == 0)  // Python's int(head_dim * partial_rotary_factor)
+    c.layer.position.rotary_dim =
+        static_cast<std::int64_t>(static_cast<double>(d / c.layer.heads) * partial_rotary_factor);
   if (LayerError e = validate(c.layer); !e.ok()) return config_error(e);
 
   c.embedding_scale = std::sqrt(static_cast<double>(d));
@@ -176,7 +229,7 @@ LayerError Model::load(const std::uint8_t* bytes, std::size_t size) {
     if (!parse_double(*v, &c.embedding_scale) || std::fabs(c.embedding_scale) > FLT_MAX)
       return bad_metadata("embedding_scale");  // forward multiplies by it as a float32
 
-  if (c.positional_encoding != "none") {
+  if (c.layer.position.method == PositionMethod::none && c.positional_encoding != "none") {
     Preset preset;
     if (!preset_from_name(c.positional_encoding, &preset))
       return bad_metadata("positional_encoding");
@@ -225,6 +278,8 @@ LayerError Model::load(const std::uint8_t* bytes, std::size_t size) {
       if (!std::binary_search(known.begin(), known.end(), t.name))
         return layer_error(LayerStatus::unknown_tensor, t.name);
   }
+  if (const std::string* v = file.metadata("task")) c.task = *v;
+  if (const std::string* v = file.metadata("symbols")) c.symbols = *v;
   *this = std::move(m);
   return {};
 }
@@ -243,6 +298,9 @@ LayerError Model::forward(const std::int32_t* tokens, std::int64_t length,
   const std::size_t n = static_cast<std::size_t>(length * d);
   if (logits == nullptr || logits_len != static_cast<std::size_t>(length * config_.num_classes))
     return layer_error(LayerStatus::size_mismatch, "logits");
+  const double offset = options.position_offset;
+  if (!(offset >= 0.0) || offset + static_cast<double>(length - 1) > kMaxLayerPosition)
+    return layer_error(LayerStatus::invalid_position, "positionOffset");
   if (!hidden_.reserve(n)) return layer_error(LayerStatus::out_of_memory, "length");
 
   float* h = hidden_.data();
@@ -253,7 +311,7 @@ LayerError Model::forward(const std::int32_t* tokens, std::int64_t length,
   if (encoder_ && options.positional_encoding) {
     RowPositions rows;
     rows.count = length;
-    rows.first_position = first_position_;
+    rows.first_position = first_position_ + offset;
     rows.zero_position = zero_position_;
     if (encoder_->add_to(rows, scale, h, n) != Status::ok)
       return layer_error(LayerStatus::out_of_memory, "length");
@@ -264,6 +322,8 @@ LayerError Model::forward(const std::int32_t* tokens, std::int64_t length,
   ForwardOptions layer_options;
   layer_options.causal = options.causal;
   layer_options.key_padding_mask = options.key_padding_mask;
+  layer_options.position_offset = offset;
+  layer_options.position_step = options.positional_encoding;
   for (TransformerEncoderLayer& layer : layers_)
     if (LayerError e = layer.forward(h, n, length, layer_options, h, n); !e.ok()) return e;
   gemm(h, d, length, head_, head_bias_.data(), Epilogue::none, logits, config_.num_classes);

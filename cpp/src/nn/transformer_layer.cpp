@@ -74,13 +74,41 @@ LayerError validate(const LayerConfig& c) {
     return layer_error(LayerStatus::invalid_config, "activation");
   if (!std::isfinite(c.layer_norm_eps) || c.layer_norm_eps < 0.0)
     return layer_error(LayerStatus::invalid_config, "layerNormEps");
-  return {};
+  const PositionConfig& p = c.position;
+  switch (p.method) {
+    case PositionMethod::none:
+      return {};
+    case PositionMethod::rotary: {
+      if (!(p.rope_theta > 1.0) || !std::isfinite(p.rope_theta))
+        return layer_error(LayerStatus::invalid_config, "ropeTheta");
+      const std::int64_t head_dim = c.d_model / c.heads;
+      const std::int64_t r = p.rotary_dim == 0 ? head_dim : p.rotary_dim;
+      if (r < 2 || r > head_dim || r % 2 != 0)
+        return layer_error(LayerStatus::invalid_config, "rotaryDim");
+      if (p.rotary_layout != RotaryLayout::half && p.rotary_layout != RotaryLayout::interleaved)
+        return layer_error(LayerStatus::invalid_config, "rotaryLayout");
+      return {};
+    }
+    case PositionMethod::alibi:
+      if (p.alibi_mode != AlibiMode::causal && p.alibi_mode != AlibiMode::symmetric)
+        return layer_error(LayerStatus::invalid_config, "alibiMode");
+      return {};
+  }
+  return layer_error(LayerStatus::invalid_config, "position");
 }
 
 LayerError TransformerEncoderLayer::configure(const LayerConfig& config) {
   if (LayerError e = validate(config); !e.ok()) return e;
+  Buffer<double> slopes;  // ALiBi only: a plain layer stays as small as it was
+  if (config.position.method == PositionMethod::alibi) {
+    if (!slopes.resize(static_cast<std::size_t>(config.heads)))
+      return layer_error(LayerStatus::out_of_memory, "heads");
+    alibi_slopes(config.heads, slopes.data());
+  }
+  alibi_slopes_ = std::move(slopes);
   config_ = config;
   configured_ = true;
+  release_workspace();  // its buffers are sized for the old dModel, ffDim, heads and step
   for (bool& s : set_)
     s = false;
   has_attention_ = false;
@@ -143,13 +171,17 @@ LayerError TransformerEncoderLayer::ensure_workspace(std::int64_t length) {
   // Sizes in floats, checked: in wasm32 heads x L x L alone can pass 2^32. A size no buffer can
   // have fails here, before anything is allocated.
   std::size_t l3d = 0, lf = 0, hl = 0, hll = 0;
+  // Row positions only for a position step; ALiBi's distance table only for ALiBi.
+  const bool step = config_.position.method != PositionMethod::none;
+  const bool alibi = config_.position.method == PositionMethod::alibi;
   const bool fits = detail::checked_multiply(l, 3 * d, &l3d) &&
                     detail::checked_multiply(l, f, &lf) && detail::checked_multiply(h, l, &hl) &&
                     detail::checked_multiply(hl, l, &hll) && l3d <= FloatBuffer::kMaxSize &&
                     lf <= FloatBuffer::kMaxSize && hll <= FloatBuffer::kMaxSize;
   if (!fits || !x_.resize(l * d) || !normed_.resize(l * d) || !qkv_.resize(l3d) ||
       !heads_out_.resize(l * d) || !sublayer_.resize(l * d) || !hidden_.resize(lf) ||
-      !probs_.resize(hll) || !key_order_.resize(2 * l) || !key_row_.resize(l)) {
+      !probs_.resize(hll) || !key_order_.resize(2 * l) || !key_row_.resize(l) ||
+      (step && !positions_.resize(2 * l)) || (alibi && !alibi_table_.resize(2 * l))) {
     release_workspace();
     return layer_error(LayerStatus::out_of_memory, "length");
   }
@@ -162,6 +194,8 @@ void TransformerEncoderLayer::release_workspace() {
        {&x_, &normed_, &qkv_, &heads_out_, &sublayer_, &hidden_, &probs_, &key_row_})
     *b = FloatBuffer();
   key_order_ = IndexBuffer();
+  positions_ = Buffer<double>();
+  alibi_table_ = FloatBuffer();
   keys_ = PackedMatrix();
   values_ = PackedMatrix();
   capacity_ = 0;
@@ -193,109 +227,26 @@ void TransformerEncoderLayer::layer_norm(const float* x, const FloatBuffer& weig
   }
 }
 
-namespace {
-
-// The order in which attention visits the keys: the positions of the keys that the padding mask
-// leaves visible, sorted by the bits of their rows of x (the attention input): by the first
-// value's bits as an unsigned integer, then by the whole row's bytes (memcmp); equal rows by
-// position. Writes them to order and returns their count; scratch holds L entries.
-//
-// Why: a sum over keys (the softmax denominator, probabilities times values) rounds differently
-// in a different order. Visiting keys by content, not position, makes every such sum the same
-// sequence of float operations however the tokens are permuted, so without a positional encoding
-// the layer is exactly permutation-equivariant. Equal rows give bit-identical keys and values,
-// so their relative order does not change any result.
-//
-// A stable bottom-up merge sort (L log2 L row comparisons, most decided by the first bytes) rather
-// than std::sort, whose instantiation costs about 5 KB of wasm.
-std::int64_t canonical_key_order(const float* x, std::int64_t length, std::int64_t d,
-                                 const std::uint8_t* key_padding_mask, std::int32_t* order,
-                                 std::int32_t* scratch) {
-  std::int64_t n = 0;
-  for (std::int64_t j = 0; j < length; ++j)
-    if (key_padding_mask == nullptr || key_padding_mask[j] == 0)
-      order[n++] = static_cast<std::int32_t>(j);
-  const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float);
-  auto before = [x, d, row_bytes](std::int32_t a, std::int32_t b) {
-    std::uint32_t first_a, first_b;  // most rows differ here: no memcmp call
-    std::memcpy(&first_a, x + a * d, sizeof first_a);
-    std::memcpy(&first_b, x + b * d, sizeof first_b);
-    if (first_a != first_b) return first_a < first_b;
-    return std::memcmp(x + a * d, x + b * d, row_bytes) < 0;
-  };
-  std::int32_t* from = order;
-  std::int32_t* to = scratch;
-  for (std::int64_t width = 1; width < n; width *= 2) {
-    for (std::int64_t lo = 0; lo < n; lo += 2 * width) {
-      const std::int64_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);
-      std::int64_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi)  // ties take the left run first: stable
-        to[k++] = before(from[j], from[i]) ? from[j++] : from[i++];
-      // One of the runs is used up; copy the rest of the other.
-      std::memcpy(to + k, from + i, static_cast<std::size_t>(mid - i) * sizeof(std::int32_t));
-      std::memcpy(to + k + (mid - i), from + j,
-                  static_cast<std::size_t>(hi - j) * sizeof(std::int32_t));
+LayerError TransformerEncoderLayer::resolve_positions(std::int64_t length,
+                                                      const ForwardOptions& options) {
+  double* p = positions_.data();  // null without a position step: then only checked
+  positions_consecutive_ = options.positions == nullptr;
+  if (options.positions != nullptr) {
+    for (std::int64_t i = 0; i < length; ++i) {
+      if (!(std::fabs(options.positions[i]) <= kMaxLayerPosition))  // also NaN
+        return layer_error(LayerStatus::invalid_position, "positions[" + std::to_string(i) + "]");
+      if (p != nullptr) p[i] = options.positions[i];
     }
-    std::swap(from, to);
+    return {};
   }
-  if (from != order) std::memcpy(order, from, static_cast<std::size_t>(n) * sizeof(std::int32_t));
-  return n;
-}
-
-}  // namespace
-
-// out (L x d) = out_proj(attention(x)). Keys are visited in canonical_key_order(): scores,
-// softmax and probabilities times values are computed over the m visible keys in that order. The
-// probabilities stay in probs_ in that order (row stride L, m entries per row) until attention()
-// asks for them.
-void TransformerEncoderLayer::self_attention(const float* x, std::int64_t length,
-                                             const ForwardOptions& options, float* out) {
-  const std::int64_t d = config_.d_model, heads = config_.heads, dh = d / heads;
-  const std::int64_t l = length;
-  float* qkv = qkv_.data();
-  gemm(x, d, l, in_proj_, in_proj_bias_.data(), Epilogue::none, qkv, 3 * d);
-  // PyTorch divides q by sqrt(head dim) (a float32 division by the rounded square root).
-  const float q_scale = static_cast<float>(std::sqrt(static_cast<double>(dh)));
-  for (std::int64_t i = 0; i < l; ++i)
-    for (std::int64_t c = 0; c < d; ++c)
-      qkv[i * 3 * d + c] /= q_scale;
-
-  std::int32_t* order = key_order_.data();
-  const std::int64_t m = canonical_key_order(x, l, d, options.key_padding_mask, order, order + l);
-  visible_keys_ = m;
-  for (std::int64_t h = 0; h < heads; ++h) {
-    float* scores = probs_.data() + h * l * l;
-    float* head_out = heads_out_.data() + h * dh;
-    if (m == 0) {  // every key hidden: zero probabilities, zero output
-      std::memset(scores, 0, static_cast<std::size_t>(l * l) * sizeof(float));
-      for (std::int64_t i = 0; i < l; ++i)
-        std::memset(head_out + i * d, 0, static_cast<std::size_t>(dh) * sizeof(float));
-      continue;
-    }
-    // scores[i][c] = q_i . k_order[c], for the m visible keys.
-    keys_.pack_transposed(qkv + d + h * dh, m, dh, 3 * d, order);
-    gemm(qkv + h * dh, 3 * d, l, keys_, nullptr, Epilogue::none, scores, l);
-    for (std::int64_t i = 0; i < l; ++i) {
-      float* row = scores + i * l;
-      const std::int64_t last = options.causal ? i : l;  // keys at positions <= last are visible
-      float max = -INFINITY;
-      for (std::int64_t c = 0; c < m; ++c)
-        if (order[c] <= last && row[c] > max) max = row[c];
-      double sum = 0.0;  // hidden keys add +0, which changes nothing
-      for (std::int64_t c = 0; c < m; ++c) {
-        row[c] = order[c] <= last && max != -INFINITY ? std::exp(row[c] - max) : 0.0f;
-        sum += row[c];
-      }
-      if (sum > 0.0) {
-        const float total = static_cast<float>(sum);
-        for (std::int64_t c = 0; c < m; ++c)
-          row[c] /= total;
-      }
-    }
-    values_.pack(qkv + 2 * d + h * dh, m, dh, 3 * d, order);
-    gemm(scores, l, l, values_, nullptr, Epilogue::none, head_out, d);
-  }
-  gemm(heads_out_.data(), d, l, out_proj_, out_proj_bias_.data(), Epilogue::none, out, d);
+  const double first = options.position_offset;
+  const double last = first + static_cast<double>(length - 1);
+  if (!(std::fabs(first) <= kMaxLayerPosition) || !(std::fabs(last) <= kMaxLayerPosition))
+    return layer_error(LayerStatus::invalid_position, "positionOffset");
+  if (p != nullptr)
+    for (std::int64_t i = 0; i < length; ++i)
+      p[i] = first + static_cast<double>(i);
+  return {};
 }
 
 LayerError TransformerEncoderLayer::forward(const float* x, std::size_t x_len, std::int64_t length,
@@ -309,6 +260,7 @@ LayerError TransformerEncoderLayer::forward(const float* x, std::size_t x_len, s
   if (x == nullptr || x_len != n) return layer_error(LayerStatus::size_mismatch, "x");
   if (out == nullptr || out_len != n) return layer_error(LayerStatus::size_mismatch, "out");
   if (LayerError e = ensure_workspace(length); !e.ok()) return e;
+  if (LayerError e = resolve_positions(length, options); !e.ok()) return e;
   // The attention packs grow with L: size them here so that nothing can fail later.
   const std::int64_t dh = d / config_.heads;
   if (!keys_.pack_transposed(qkv_.data(), length, dh, 3 * d) ||
@@ -352,7 +304,7 @@ LayerError TransformerEncoderLayer::forward(const float* x, std::size_t x_len, s
 
 const float* TransformerEncoderLayer::attention() const {
   if (!has_attention_) return nullptr;
-  if (!attention_in_key_order_) {
+  if (!attention_in_key_order_ && !keys_in_row_order_) {
     // Each row holds the probabilities of the visible keys in visiting order: scatter them to
     // their key positions, hidden keys 0.
     const std::int64_t l = last_length_, m = visible_keys_;

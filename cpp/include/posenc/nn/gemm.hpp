@@ -62,6 +62,13 @@ class PackedMatrix {
 void gemm(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
           const float* bias, Epilogue epilogue, float* c, std::int64_t ldc);
 
+// c = a times the first k rows and n columns of B (k <= b.k(), n <= b.n(); no bias, no
+// epilogue): gemm() of a smaller matrix, by the same kernel. With B's rows k.. multiplied by zeros
+// in a, the result equals gemm()'s but for the sign of zeros. Attention's causal products use it
+// to skip the hidden triangle.
+void gemm_part(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
+               std::int64_t k, std::int64_t n, float* c, std::int64_t ldc);
+
 // The scalar reference of gemm(), same contract, bitwise the same results.
 void gemm_scalar(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
                  const float* bias, Epilogue epilogue, float* c, std::int64_t ldc);

@@ -27,6 +27,9 @@ enum class LayerStatus : std::uint8_t {
   non_finite,        // a weight is NaN or infinite (the name is the element, "norm1.weight[3]")
   uncovered_data,    // safetensors: data bytes no tensor covers (a gap before the named tensor, or
                      // bytes after the last tensor: then the name is "data")
+  invalid_position,  // a row position of a forward is not finite or beyond kMaxLayerPosition
+  unsupported_metadata,  // model: __metadata__ asks for something the layer cannot do yet
+                         // (a non-null rope_scaling)
 };
 
 // A one-line English description of a LayerStatus.

@@ -1,0 +1,83 @@
+// posenc: the one place where positions enter the encoder layer's self-attention.
+//
+//   q, k, v = x in_proj^T + bias
+//   position step   none:   nothing (the layer is permutation-equivariant, see
+//   transformer_layer.hpp)
+//                   rotary: q and k of every head rotated by their row's position (rotate_heads)
+//                   alibi:  -slope_h * distance(query, key) added to the scaled scores (alibi_bias)
+//   scores = (q / sqrt(head_dim)) k^T (+ ALiBi bias) + masks;  softmax;  times v;  out_proj
+//
+// Row positions are 0..L-1 by default, or an offset plus the row index, or one explicit position
+// per row (ForwardOptions). The sinusoidal encodings (the paper's table and its presets) are not
+// a step here: the Model adds them to the embeddings before the first layer.
+//
+// rotate_heads() and alibi_slopes() are the small interfaces the rotary and ALiBi families of
+// posenc (cpp/src/rotary/, cpp/src/alibi/) are to provide canonically; they live here, in
+// cpp/src/nn/position_step.cpp and cpp/src/nn/alibi_slopes.cpp, until those families land.
+#pragma once
+
+#include <cstdint>
+
+namespace posenc {
+
+enum class PositionMethod : std::uint8_t { none, rotary, alibi };
+
+// Which pairs of a head's first rotary_dim values one rotation turns together.
+enum class RotaryLayout : std::uint8_t {
+  half,         // (i, i + rotary_dim / 2): HF LLaMA's rotate_half (GPT-NeoX style)
+  interleaved,  // (2i, 2i + 1): the RoFormer paper, GPT-J, Meta's original LLaMA code
+};
+
+enum class AlibiMode : std::uint8_t {
+  causal,     // bias -slope * (p_query - p_key) for keys at or before the query; keys after it get
+              // no bias (use it with the causal mask, which hides them): the ALiBi paper
+  symmetric,  // bias -slope * |p_query - p_key| for every key (bidirectional attention)
+};
+
+// The largest |position| a forward accepts (rotary angles and ALiBi distances are float64).
+inline constexpr double kMaxLayerPosition = 2147483647.0;  // 2^31 - 1
+
+struct PositionConfig {
+  PositionMethod method = PositionMethod::none;
+  // rotary: the base (LLaMA's rope_theta), finite and > 1. Frequency i of r rotary dims is
+  // theta^(-2i / r), i = 0 .. r/2 - 1, in float64.
+  double rope_theta = 10000.0;
+  // rotary: how many leading dims of each head rotate (partial rotary, the rest pass through):
+  // even, 2..head_dim; 0 means head_dim (which must then be even).
+  std::int64_t rotary_dim = 0;
+  RotaryLayout rotary_layout = RotaryLayout::half;
+  AlibiMode alibi_mode = AlibiMode::causal;
+};
+
+// The rotation of one layer: the number of rotated dims already resolved (never 0).
+struct RotaryParams {
+  double theta = 10000.0;
+  std::int64_t rotary_dim = 0;  // even, 2..head_dim
+  RotaryLayout layout = RotaryLayout::half;
+};
+
+// Rotates `heads` heads of head_dim floats in each of `rows` rows (row r starts at x + r * stride,
+// head h at x + r * stride + h * head_dim) by row r's position p = positions[r]: for pair k of the
+// layout (k = 0 .. rotary_dim/2 - 1, frequency w_k = theta^(-2k / rotary_dim)),
+//   a' = a cos - b sin,   b' = b cos + a sin,
+// where (a, b) = (x[k], x[k + rotary_dim/2]) (half) or (x[2k], x[2k + 1]) (interleaved), and
+// cos, sin = float32(cos(p w_k)), float32(sin(p w_k)) with p w_k in float64: HF LLaMA's
+// apply_rotary_pos_emb(q, k, cos, sin) (q * cos + rotate_half(q) * sin) with float64 angles. The
+// products and sums are float32, so a result is within 1.5 ulp of the exact rotation of its
+// float32 inputs by the float32 cos and sin. w_k is within 1e-14 (relative) of theta^(-2k/r) (a
+// float64 exp and log, not libm's pow), so the angle is within |p| 1e-14 of exact: the cos and sin
+// are the correctly rounded float32 values up to |p| ~ 10^6 but for rare ties, and within 2e-5
+// at |p| = kMaxLayerPosition. Dims rotary_dim..head_dim-1 are not touched. q and k of the
+// in-projection are one call: 2 * heads heads of the same positions.
+void rotate_heads(float* x, std::int64_t rows, std::int64_t heads, std::int64_t head_dim,
+                  std::int64_t stride, const RotaryParams& params, const double* positions);
+
+// ALiBi's head slopes, get_slopes(heads) of ofirpress/attention_with_linear_biases
+// (fairseq/models/transformer.py) in float64: for a power of two n, slope_h = s^(h+1) with
+// s = 2^(-8/n); otherwise the slopes of the largest power of two p below n, then every other slope
+// of 2p (the first n - p of them). Exact (powers of two) up to 8 heads; for more, within 1e-14
+// (relative) of the Python values (tested). heads 1..kMaxHeads;
+// writes heads values to out.
+void alibi_slopes(std::int64_t heads, double* out);
+
+}  // namespace posenc
