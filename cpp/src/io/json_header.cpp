@@ -1,6 +1,8 @@
 // The strict, bounded JSON parser of json_header.hpp.
 #include "io/json_header.hpp"
 
+#include <cstdlib>
+
 namespace posenc::detail {
 
 const JsonValue* JsonValue::find(const std::string& key) const {
@@ -237,6 +239,7 @@ class Parser {
 
   bool number(JsonValue* out) {
     out->type = JsonValue::Type::number;
+    const char* start = p_;
     bool negative = false;
     if (p_ < end_ && *p_ == '-') {
       negative = true;
@@ -273,6 +276,10 @@ class Parser {
     }
     out->is_uint = integer && fits && !negative;
     out->uint = out->is_uint ? v : 0;
+    // The literal was checked above to be RFC 8259 syntax, which strtod reads whole in the "C"
+    // locale the core never changes. Copied because the text need not be NUL-terminated.
+    const std::string literal(start, static_cast<std::size_t>(p_ - start));
+    out->number = std::strtod(literal.c_str(), nullptr);
     return true;
   }
 
