@@ -29,14 +29,14 @@ std::int64_t pad4(std::int64_t n) {
   return (n + 3) / 4 * 4;
 }
 
-// sin and cos of x >= 0 in float64: the fast reduction below 2^31, libm above.
-void sincos_any(double x, double& s, double& c) {
-  if (x <= detail::kReduceLimit) {
-    double w = 1.0;
-    detail::scalar::sincos_f64(&w, 1, x, &s, &c);
+// sin and cos of p w >= 0 in float64: the fast reduction (of the exact product) below 2^31, libm
+// above.
+void sincos_any(double p, double w, double& s, double& c) {
+  if (p * w <= detail::kReduceLimit) {
+    detail::scalar::sincos_f64(&w, 1, p, &s, &c);
   } else {
-    s = std::sin(x);
-    c = std::cos(x);
+    s = std::sin(p * w);
+    c = std::cos(p * w);
   }
 }
 
@@ -70,7 +70,7 @@ struct RotaryEmbedding::AngleSet {
     }
     for (std::int64_t e = 0; e < blocks; ++e)
       for (std::int64_t i = 0; i < np; ++i)
-        sincos_any(static_cast<double>(e) * w.data()[i], step_s.data()[e * np + i],
+        sincos_any(static_cast<double>(e), w.data()[i], step_s.data()[e * np + i],
                    step_c.data()[e * np + i]);
     return true;
   }
@@ -201,7 +201,7 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
       cached = -1;
     } else {
       for (std::int64_t i = 0; i < np; ++i)
-        sincos_any(p * set.w.data()[i], sa[i], ca[i]);
+        sincos_any(p, set.w.data()[i], sa[i], ca[i]);
       cached = -1;
     }
     detail::rotary_kernel::rotate_to_f32(sa, ca, set.step_s.data() + e * np,
