@@ -40,6 +40,15 @@ void sincos_any(double p, double w, double& s, double& c) {
   }
 }
 
+// Validated specs give finite frequencies >= 0; checked again so that no kernel ever sees others.
+EncodingError check_frequencies(const std::vector<double>& inv) {
+  for (double w : inv)
+    if (!(w >= 0 && w < 1e300))
+      return encoding_error(EncodingStatus::invalid_argument, "scaling",
+                            "gives frequencies that are not finite numbers >= 0");
+  return {};
+}
+
 EncodingError out_of_memory() {
   return encoding_error(EncodingStatus::out_of_memory, "length",
                         "needs more memory than is available");
@@ -90,12 +99,14 @@ EncodingError RotaryEmbedding::init(const RotarySpec& spec_in, ArgumentNames nam
   std::vector<double> inv;
   double attention = 1.0;
   e = rotary_frequencies(spec, 0.0, &inv, &attention);
+  if (e.ok()) e = check_frequencies(inv);
   if (!e.ok()) return e;
   auto base = std::make_unique<AngleSet>();
   if (!base->build(std::move(inv), attention, true)) return out_of_memory();
   std::unique_ptr<AngleSet> long_set;
   if (spec.scaling.type == RopeScalingType::longrope) {
     e = rotary_frequencies(spec, spec.scaling.original_max_positions + 1, &inv, &attention);
+    if (e.ok()) e = check_frequencies(inv);
     if (!e.ok()) return e;
     long_set = std::make_unique<AngleSet>();
     if (!long_set->build(std::move(inv), attention, true)) return out_of_memory();
@@ -162,6 +173,7 @@ EncodingError RotaryEmbedding::angle_set_for(double sequence_length, const Angle
     std::vector<double> inv;
     double attention = 1.0;
     EncodingError e = rotary_frequencies(spec_, sequence_length, &inv, &attention);
+    if (e.ok()) e = check_frequencies(inv);
     if (!e.ok()) return e;
     *temporary = std::make_unique<AngleSet>();
     if (!(*temporary)->build(std::move(inv), attention, true)) return out_of_memory();

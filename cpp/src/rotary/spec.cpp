@@ -71,9 +71,9 @@ EncodingError check_factors(const char* name, const std::vector<double>& f, std:
     return bad(name, "must hold rotaryDim / 2 = " + std::to_string(pairs) + " numbers",
                static_cast<double>(f.size()));
   for (std::size_t i = 0; i < f.size(); ++i)
-    if (!finite(f[i]) || f[i] <= 0)
+    if (!(f[i] >= 1e-6 && f[i] <= 1e6))
       return bad((std::string(name) + "[" + std::to_string(i) + "]").c_str(),
-                 "must be a finite number > 0", f[i]);
+                 "must be a number from 1e-6 to 1e6", f[i]);
   return {};
 }
 
@@ -107,31 +107,40 @@ EncodingError validate(const RotarySpec& spec, ArgumentNames names) {
       t != RopeScalingType::llama3 && t != RopeScalingType::longrope)
     return encoding_error(EncodingStatus::invalid_argument, n.type,
                           "must be 'linear', 'dynamic', 'yarn', 'llama3' or 'longrope'");
+  // Upper limits keep every intermediate of the float32 chains finite (real models use factors
+  // up to a few hundred).
   if (t == RopeScalingType::longrope) {
-    if (!finite(s.factor) || s.factor <= 0) return bad(n.factor, "must be a number > 0", s.factor);
-  } else if (!finite(s.factor) || s.factor < 1.0) {
-    return bad(n.factor, "must be a number >= 1", s.factor);
+    if (!(s.factor > 0 && s.factor <= 1e6))
+      return bad(n.factor, "must be a number > 0 and <= 1e6", s.factor);
+  } else if (!(s.factor >= 1.0 && s.factor <= 1e6)) {
+    return bad(n.factor, "must be a number from 1 to 1e6", s.factor);
   }
+  // longrope's default attention factor divides by ln(L0): L0 >= 2 there.
+  const double min_l0 = t == RopeScalingType::longrope ? 2.0 : 1.0;
   if (t != RopeScalingType::linear &&
-      (!finite(s.original_max_positions) || s.original_max_positions < 1.0))
-    return bad(n.original, "must be a number >= 1", s.original_max_positions);
-  if (!std::isnan(s.attention_factor) && (!finite(s.attention_factor) || s.attention_factor <= 0))
-    return bad(n.attention, "must be a finite number > 0", s.attention_factor);
+      !(s.original_max_positions >= min_l0 && s.original_max_positions <= 2147483648.0))
+    return bad(n.original,
+               t == RopeScalingType::longrope ? "must be a number from 2 to 2^31"
+                                              : "must be a number from 1 to 2^31",
+               s.original_max_positions);
+  if (!std::isnan(s.attention_factor) && !(s.attention_factor > 0 && s.attention_factor <= 1e6))
+    return bad(n.attention, "must be a number > 0 and <= 1e6", s.attention_factor);
   if (t == RopeScalingType::llama3) {
-    if (!finite(s.low_freq_factor) || s.low_freq_factor <= 0)
-      return bad(n.low_freq, "must be a finite number > 0", s.low_freq_factor);
-    if (!finite(s.high_freq_factor) || s.high_freq_factor <= s.low_freq_factor)
-      return bad(n.high_freq, "must be a finite number > lowFreqFactor", s.high_freq_factor);
+    if (!(s.low_freq_factor > 0 && s.low_freq_factor <= 1e6))
+      return bad(n.low_freq, "must be a number > 0 and <= 1e6", s.low_freq_factor);
+    if (!(s.high_freq_factor > s.low_freq_factor && s.high_freq_factor <= 1e6))
+      return bad(n.high_freq, "must be a number > the low frequency factor and <= 1e6",
+                 s.high_freq_factor);
   }
   if (t == RopeScalingType::yarn) {
-    if (!finite(s.beta_fast) || s.beta_fast <= 0)
-      return bad(n.beta_fast, "must be a finite number > 0", s.beta_fast);
-    if (!finite(s.beta_slow) || s.beta_slow <= 0)
-      return bad(n.beta_slow, "must be a finite number > 0", s.beta_slow);
-    if (!finite(s.mscale) || s.mscale < 0)
-      return bad(n.mscale, "must be a finite number >= 0", s.mscale);
-    if (!finite(s.mscale_all_dim) || s.mscale_all_dim < 0)
-      return bad(n.mscale_all_dim, "must be a finite number >= 0", s.mscale_all_dim);
+    if (!(s.beta_fast > 0 && s.beta_fast <= 1e6))
+      return bad(n.beta_fast, "must be a number > 0 and <= 1e6", s.beta_fast);
+    if (!(s.beta_slow > 0 && s.beta_slow <= 1e6))
+      return bad(n.beta_slow, "must be a number > 0 and <= 1e6", s.beta_slow);
+    if (!(s.mscale >= 0 && s.mscale <= 1e6))
+      return bad(n.mscale, "must be a number from 0 to 1e6", s.mscale);
+    if (!(s.mscale_all_dim >= 0 && s.mscale_all_dim <= 1e6))
+      return bad(n.mscale_all_dim, "must be a number from 0 to 1e6", s.mscale_all_dim);
   }
   if (t == RopeScalingType::longrope) {
     EncodingError e = check_factors(n.short_factor, s.short_factor, rd / 2);

@@ -48,22 +48,24 @@ enum class RopeScalingType : std::uint8_t {
 // the config reader fills in HF's defaults, so nothing here is "unset" except attention_factor.
 struct RopeScaling {
   RopeScalingType type = RopeScalingType::none;
-  double factor = 1.0;  // [factor] >= 1 (linear, dynamic, yarn, llama3, longrope)
+  double factor = 1.0;  // [factor] 1..1e6 (linear, dynamic, yarn, llama3), longrope (0, 1e6]
   // L0, the context the model was trained with: [original_max_position_embeddings] (llama3, yarn,
   // longrope; HF falls back to max_position_embeddings), max_position_embeddings (dynamic).
+  // 1..2^31 (longrope 2..2^31).
   double original_max_positions = 0.0;
-  double low_freq_factor = 1.0;   // [low_freq_factor] llama3, > 0
-  double high_freq_factor = 4.0;  // [high_freq_factor] llama3, > low_freq_factor
-  double beta_fast = 32.0;        // [beta_fast] yarn, > 0
-  double beta_slow = 1.0;         // [beta_slow] yarn, > 0
+  double low_freq_factor = 1.0;   // [low_freq_factor] llama3, (0, 1e6]
+  double high_freq_factor = 4.0;  // [high_freq_factor] llama3, (low_freq_factor, 1e6]
+  double beta_fast = 32.0;        // [beta_fast] yarn, (0, 1e6]
+  double beta_slow = 1.0;         // [beta_slow] yarn, (0, 1e6]
   bool truncate = true;           // [truncate] yarn: floor/ceil the correction range
   // [attention_factor] yarn, longrope: multiplies cos and sin. NaN: HF's default
   // (yarn: 0.1 ln(factor) + 1, or the ratio of the mscale / mscale_all_dim forms; longrope:
-  // sqrt(1 + ln(factor) / ln(L0)), 1 when factor <= 1).
+  // sqrt(1 + ln(factor) / ln(L0)), 1 when factor <= 1). Given: > 0 and <= 1e6.
   double attention_factor = std::numeric_limits<double>::quiet_NaN();
   double mscale = 0.0;                            // [mscale] yarn (0: unset)
   double mscale_all_dim = 0.0;                    // [mscale_all_dim] yarn (0: unset)
-  std::vector<double> short_factor, long_factor;  // longrope, rotary_dim / 2 values each, > 0
+  // longrope, rotary_dim / 2 values each, from 1e-6 to 1e6.
+  std::vector<double> short_factor, long_factor;
 };
 
 // How the inverse frequencies are computed.
