@@ -102,7 +102,8 @@ EncodingError alibi_bias_rows(const AlibiSpec& s, std::int64_t first_row, std::i
   const std::int64_t back_len = d_hi - back_lo + 1;
   const std::int64_t ahead_len = k - 1 - d_lo > 0 ? k - 1 - d_lo : 0;  // distances 1..ahead_len
   Buffer<float> back, ahead;
-  if (!back.resize(back_len) || !ahead.resize(ahead_len + 1))
+  if (!back.resize(static_cast<std::size_t>(back_len)) ||
+      !ahead.resize(static_cast<std::size_t>(ahead_len + 1)))
     return encoding_error(EncodingStatus::out_of_memory, "length",
                           "needs more memory than is available");
   const float minus_inf = -std::numeric_limits<float>::infinity();

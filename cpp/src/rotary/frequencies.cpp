@@ -62,7 +62,7 @@ template <class A>
 std::vector<typename A::T> default_chain(typename A::T base, std::int64_t d) {
   std::vector<typename A::T> inv(static_cast<std::size_t>(d / 2));
   for (std::int64_t i = 0; i < d / 2; ++i)
-    inv[i] = A::rdiv(1.0, A::pow(base, A::exponent(i, d)));
+    inv[static_cast<std::size_t>(i)] = A::rdiv(1.0, A::pow(base, A::exponent(i, d)));
   return inv;
 }
 
@@ -131,8 +131,9 @@ std::vector<typename A::T> chain(const RotarySpec& spec, double sequence_length,
         T ramp = A::div(A::sub(A::in(static_cast<double>(i)), A::in(low)), A::in(high - low));
         ramp = std::min(std::max(ramp, T(0)), T(1));
         const T extrapolation_factor = A::rsub(1.0, ramp);
-        inv[i] = A::add(A::mul(interpolation, A::rsub(1.0, extrapolation_factor)),
-                        A::mul(extrapolation, extrapolation_factor));
+        inv[static_cast<std::size_t>(i)] =
+            A::add(A::mul(interpolation, A::rsub(1.0, extrapolation_factor)),
+                   A::mul(extrapolation, extrapolation_factor));
       }
       return inv;
     }
@@ -169,7 +170,9 @@ std::vector<typename A::T> chain(const RotarySpec& spec, double sequence_length,
       const std::vector<double>& ext = sequence_length > l0 ? s.long_factor : s.short_factor;
       std::vector<T> inv(static_cast<std::size_t>(n));
       for (std::int64_t i = 0; i < n; ++i)
-        inv[i] = A::rdiv(1.0, A::mul(A::in(ext[i]), A::pow(A::in(spec.base), A::exponent(i, d))));
+        inv[static_cast<std::size_t>(i)] =
+            A::rdiv(1.0, A::mul(A::in(ext[static_cast<std::size_t>(i)]),
+                                A::pow(A::in(spec.base), A::exponent(i, d))));
       return inv;
     }
   }

@@ -71,11 +71,14 @@ struct RotaryEmbedding::AngleSet {
     np = pad4(n);
     attention = attention_scaling;
     blocks = with_table && np <= kMaxTablePairs ? kBlock : 1;
-    if (!w.resize(np) || !step_s.resize(blocks * np) || !step_c.resize(blocks * np)) return false;
+    const auto size = [](std::int64_t v) { return static_cast<std::size_t>(v); };
+    if (!w.resize(size(np)) || !step_s.resize(size(blocks * np)) ||
+        !step_c.resize(size(blocks * np)))
+      return false;
     w_max = 0;
     for (std::int64_t i = 0; i < n; ++i) {
-      w.data()[i] = inv[i];
-      w_max = std::max(w_max, inv[i]);
+      w.data()[i] = inv[size(i)];
+      w_max = std::max(w_max, inv[size(i)]);
     }
     for (std::int64_t e = 0; e < blocks; ++e)
       for (std::int64_t i = 0; i < np; ++i)
@@ -184,12 +187,15 @@ EncodingError RotaryEmbedding::angle_set_for(double sequence_length, const Angle
 
 template <class RowFn>
 bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
-                                   RowFn row_fn) const {
+                                   RowFn row_fn, float* direct_s, float* direct_c,
+                                   std::int64_t direct_stride) const {
   // Scratch: anchor sines and cosines (float64), the row's float32 cos and sin.
   const std::int64_t np = set.np;
   Buffer<double> anchor;
   Buffer<float> values;
-  if (!anchor.resize(2 * np) || !values.resize(2 * np)) return false;
+  if (!anchor.resize(static_cast<std::size_t>(2 * np)) ||
+      !values.resize(static_cast<std::size_t>(2 * np)))
+    return false;
   double* sa = anchor.data();
   double* ca = sa + np;
   float* s = values.data();
@@ -216,9 +222,13 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
         sincos_any(p, set.w.data()[i], sa[i], ca[i]);
       cached = -1;
     }
+    // The row's float32 sines and cosines: into the caller's rows when it gives them (np floats
+    // each: the caller's rows must be that wide), else into the scratch.
+    float* rs = direct_s != nullptr ? direct_s + r * direct_stride : s;
+    float* rc = direct_c != nullptr ? direct_c + r * direct_stride : c;
     detail::rotary_kernel::rotate_to_f32(sa, ca, set.step_s.data() + e * np,
-                                         set.step_c.data() + e * np, np, scale, s, c);
-    row_fn(r, c, s);
+                                         set.step_c.data() + e * np, np, scale, rs, rc);
+    row_fn(r, rc, rs);
   }
   return true;
 }
@@ -247,10 +257,25 @@ EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos, float
   const float a32 = static_cast<float>(set->attention);
   const bool scaled = set->attention != 1.0;
   const bool half = spec_.layout == RotaryLayout::half;
-  const bool done =
-      for_each_row(*set, rows, false, [&](std::int64_t r, const float* c, const float* s) {
+  // Half layout with whole groups of 4 pairs: the kernel writes each row's first half in place,
+  // which is then copied to the second half (torch.cat((freqs, freqs))).
+  const bool in_place = half && n % 4 == 0;
+  const bool done = for_each_row(
+      *set, rows, false,
+      [&](std::int64_t r, const float* c, const float* s) {
         float* co = cos + r * rd;
         float* so = sin + r * rd;
+        if (in_place) {
+          if (scaled) {
+            for (std::int64_t i = 0; i < n; ++i) {
+              co[i] *= a32;
+              so[i] *= a32;
+            }
+          }
+          std::memcpy(co + n, co, static_cast<std::size_t>(n) * sizeof(float));
+          std::memcpy(so + n, so, static_cast<std::size_t>(n) * sizeof(float));
+          return;
+        }
         for (std::int64_t i = 0; i < n; ++i) {
           const float cv = scaled ? c[i] * a32 : c[i];
           const float sv = scaled ? s[i] * a32 : s[i];
@@ -262,7 +287,8 @@ EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos, float
             so[2 * i] = so[2 * i + 1] = sv;
           }
         }
-      });
+      },
+      in_place ? sin : nullptr, in_place ? cos : nullptr, rd);
   return done ? EncodingError{} : out_of_memory();
 }
 
@@ -288,7 +314,8 @@ EncodingError RotaryEmbedding::apply(const RotaryRows& rows, std::int64_t heads,
   e = angle_set_for(L, &set, &temporary);
   if (!e.ok()) return e;
   Buffer<float> pairs;  // interleaved: each cosine twice, (-sin, sin)
-  if (spec_.layout == RotaryLayout::interleaved && !pairs.resize(2 * rd)) return out_of_memory();
+  if (spec_.layout == RotaryLayout::interleaved && !pairs.resize(static_cast<std::size_t>(2 * rd)))
+    return out_of_memory();
   const std::int64_t row_floats = heads * hd;
   const bool done =
       for_each_row(*set, rows, true, [&](std::int64_t r, const float* c, const float* s) {

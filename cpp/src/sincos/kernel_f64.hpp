@@ -44,6 +44,13 @@ inline void sincos_f64(const double* w, std::int64_t n, double p, double* s, dou
 // within about 2^-49 of scale * sin/cos((a + d) w).
 inline void rotate_to_f32(const double* sa, const double* ca, const double* sd, const double* cd,
                           std::int64_t n, double scale, float* s, float* c) {
+  if (scale == 1.0) {  // the same values without the exact multiplication by 1
+    for (std::int64_t i = 0; i < n; ++i) {
+      s[i] = static_cast<float>(sa[i] * cd[i] + ca[i] * sd[i]);
+      c[i] = static_cast<float>(ca[i] * cd[i] - sa[i] * sd[i]);
+    }
+    return;
+  }
   for (std::int64_t i = 0; i < n; ++i) {
     s[i] = static_cast<float>((sa[i] * cd[i] + ca[i] * sd[i]) * scale);
     c[i] = static_cast<float>((ca[i] * cd[i] - sa[i] * sd[i]) * scale);
@@ -98,14 +105,19 @@ inline void sincos_f64(const double* w, std::int64_t n, double p, double* s, dou
 }
 
 // See scalar::rotate_to_f32; n a multiple of 4.
-inline void rotate_to_f32(const double* sa, const double* ca, const double* sd, const double* cd,
-                          std::int64_t n, double scale, float* s, float* c) {
+template <bool Scaled>
+inline void rotate_to_f32_impl(const double* sa, const double* ca, const double* sd,
+                               const double* cd, std::int64_t n, double scale, float* s, float* c) {
   const v128_t vs = wasm_f64x2_splat(scale);
   auto half = [&](std::int64_t i, v128_t& so, v128_t& co) {
     const v128_t a_s = wasm_v128_load(sa + i), a_c = wasm_v128_load(ca + i);
     const v128_t d_s = wasm_v128_load(sd + i), d_c = wasm_v128_load(cd + i);
-    so = wasm_f64x2_mul(wasm_f64x2_add(wasm_f64x2_mul(a_s, d_c), wasm_f64x2_mul(a_c, d_s)), vs);
-    co = wasm_f64x2_mul(wasm_f64x2_sub(wasm_f64x2_mul(a_c, d_c), wasm_f64x2_mul(a_s, d_s)), vs);
+    so = wasm_f64x2_add(wasm_f64x2_mul(a_s, d_c), wasm_f64x2_mul(a_c, d_s));
+    co = wasm_f64x2_sub(wasm_f64x2_mul(a_c, d_c), wasm_f64x2_mul(a_s, d_s));
+    if constexpr (Scaled) {
+      so = wasm_f64x2_mul(so, vs);
+      co = wasm_f64x2_mul(co, vs);
+    }
   };
   for (std::int64_t i = 0; i < n; i += 4) {
     v128_t s0, c0, s1, c1;
@@ -115,6 +127,15 @@ inline void rotate_to_f32(const double* sa, const double* ca, const double* sd, 
                     join_low(wasm_f32x4_demote_f64x2_zero(s0), wasm_f32x4_demote_f64x2_zero(s1)));
     wasm_v128_store(c + i,
                     join_low(wasm_f32x4_demote_f64x2_zero(c0), wasm_f32x4_demote_f64x2_zero(c1)));
+  }
+}
+
+inline void rotate_to_f32(const double* sa, const double* ca, const double* sd, const double* cd,
+                          std::int64_t n, double scale, float* s, float* c) {
+  if (scale == 1.0) {
+    rotate_to_f32_impl<false>(sa, ca, sd, cd, n, scale, s, c);
+  } else {
+    rotate_to_f32_impl<true>(sa, ca, sd, cd, n, scale, s, c);
   }
 }
 

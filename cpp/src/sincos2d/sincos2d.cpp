@@ -52,17 +52,17 @@ EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
     if (spec.preset == Sincos2dPreset::mae) {
       // get_1d_sincos_pos_embed_from_grid: omega = arange(D/2 // 2) / (D/2 / 2.); 1. / 10000**omega
       const double omega = static_cast<double>(k) / (static_cast<double>(spec.dim / 2) / 2.0);
-      w[k] = 1.0 / std::pow(spec.base, omega);
+      w[static_cast<std::size_t>(k)] = 1.0 / std::pow(spec.base, omega);
     } else {
       // freq_bands(pos_dim, temperature, step=1): arange(0, q).to(float32) / q; 1. / (T ** exp)
       const float exponent = detail::div_f32(static_cast<float>(k), static_cast<float>(q));
       const float band = detail::pow_f32(static_cast<float>(spec.base), exponent);
-      w[k] = static_cast<double>(detail::div_f32(1.0f, band));
+      w[static_cast<std::size_t>(k)] = static_cast<double>(detail::div_f32(1.0f, band));
     }
   }
   const std::int64_t side = spec.height > spec.width ? spec.height : spec.width;
   const std::int64_t qp = (q + 1) / 2 * 2;  // the f64x2 kernel works on pairs
-  if (!table_.resize(side * 2 * q))
+  if (!table_.resize(static_cast<std::size_t>(side * 2 * q)))
     return encoding_error(EncodingStatus::out_of_memory, "dim",
                           "needs more memory than is available");
   std::vector<double> wp(static_cast<std::size_t>(qp), 0.0), s(wp.size()), c(wp.size());
@@ -72,8 +72,8 @@ EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
     detail::scalar::sincos_f64(wp.data(), qp, static_cast<double>(p), s.data(), c.data());
     float* row = table_.data() + p * 2 * q;
     for (std::int64_t k = 0; k < q; ++k) {
-      row[k] = static_cast<float>(s[k]);
-      row[q + k] = static_cast<float>(c[k]);
+      row[k] = static_cast<float>(s[static_cast<std::size_t>(k)]);
+      row[q + k] = static_cast<float>(c[static_cast<std::size_t>(k)]);
     }
   }
   spec_ = spec;

@@ -86,9 +86,13 @@ class RotaryEmbedding {
   EncodingError check_rows(const RotaryRows& rows, double* sequence_length) const;
   EncodingError angle_set_for(double sequence_length, const AngleSet** set,
                               std::unique_ptr<AngleSet>* temporary) const;
+  // Calls row_fn(r, cos, sin) with each row's float32 values (times A when for_apply); when
+  // direct_s / direct_c are given, the values are written there (row r at r * direct_stride, np
+  // floats: the caller's rows must be that wide).
   template <class RowFn>
-  bool for_each_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
-                    RowFn row_fn) const;
+  bool for_each_row(const AngleSet& set, const RotaryRows& rows, bool for_apply, RowFn row_fn,
+                    float* direct_s = nullptr, float* direct_c = nullptr,
+                    std::int64_t direct_stride = 0) const;
 
   RotarySpec spec_;
   bool ready_ = false;
