@@ -10,12 +10,16 @@
 //   angles in float64 (MAE works in float64 throughout; the model copies the table to float32).
 //   MAE itself takes a square grid_size; other heights and widths keep the same meshgrid order.
 // - Sincos2dPreset::timm: pytorch-image-models timm/layers/pos_embed_sincos.py,
-//   build_sincos2d_pos_embed (default reverse_coord=False, interleave_sin_cos=False). Its grid is
-//   ndgrid ('ij'): patch t = i * width + j gets
-//     [sin(i b_k) (k < D/4), sin(j b_k), cos(i b_k), cos(j b_k)],  b_k = 1 / base^(k / (D/4))
-//   with b_k timm's float32 freq_bands (exponent in float32, float32(base) raised to it in float32,
-//   reciprocal; each correctly rounded) and the angles formed in float64 (timm forms them in
-//   float32).
+//   build_sincos2d_pos_embed. Its grid is ndgrid ('ij') over feat_shape = [height, width]
+//   ([width, height] with reverse_coord): patch t = a * F + b (F the second extent; a is the row
+//   index i and b the column index j unless reverse_coord) gets
+//     [sin(a b_k) (k < D/4), sin(b b_k), cos(a b_k), cos(b b_k)],  b_k = 1 / base^(k / (D/4))
+//   or, with interleave_sin_cos, [sin(a b) | cos(a b) | sin(b b) | cos(b b)] (block-wise),
+//   with b_k timm's float32 freq_bands (exponent in float32, float32(base) raised to it in
+//   float32, reciprocal; each correctly rounded: the buffer a timm model is built with) and the
+//   angles formed in float64 (timm forms them in float32). Against the float64 formula
+//   10000^(-k/(D/4)) these bands differ by up to 2^-24 relative, i.e. up to (side - 1) * 2^-24 in
+//   the angle.
 //
 // cls_token: a zero row before the patches (MAE's cls_token=True; also offered for timm).
 // dim must be divisible by 4 (both references assert it): an error naming dim otherwise.
@@ -45,6 +49,8 @@ struct Sincos2dSpec {
   Sincos2dPreset preset = Sincos2dPreset::mae;
   double base = 10000.0;  // finite, > 1 (MAE's 10000, timm's temperature)
   bool cls_token = false;
+  bool reverse_coord = false;       // timm only: the grid over [width, height]
+  bool interleave_sin_cos = false;  // timm only: [sin a | cos a | sin b | cos b]
 };
 
 EncodingError validate(const Sincos2dSpec& spec);

@@ -73,7 +73,8 @@ EncodingError missing(const std::string& name, const char* rule) {
 // The rope_scaling object. mpe: max_position_embeddings (0 when unknown); top_l0: the top-level
 // original_max_position_embeddings (Phi-3; 0 when absent).
 EncodingError read_scaling(const JsonValue& rs, const std::string& prefix, double mpe,
-                           double top_l0, const std::string& mpe_name, RopeScaling* out) {
+                           double top_l0, const std::string& mpe_name, bool type_optional,
+                           RopeScaling* out) {
   if (rs.type != JsonValue::Type::object)
     return wrong_type(prefix.substr(0, prefix.size() - 1), "an object or null");
   RopeScaling s;
@@ -83,8 +84,9 @@ EncodingError read_scaling(const JsonValue& rs, const std::string& prefix, doubl
     type = member(rs, "type");  // HF: "rope_type" was originally "type"
     type_key = "type";
   }
-  if (type == nullptr) return missing(prefix + "rope_type", "any");
-  if (type->type != JsonValue::Type::string || !rope_scaling_from_name(type->string, &s.type))
+  if (type == nullptr && !type_optional) return missing(prefix + "rope_type", "any");
+  if (type != nullptr &&
+      (type->type != JsonValue::Type::string || !rope_scaling_from_name(type->string, &s.type)))
     return encoding_error(EncodingStatus::invalid_argument, prefix + type_key,
                           "must be 'default', 'linear', 'dynamic', 'yarn', 'llama3' or 'longrope'");
   const char* rule = rope_scaling_name(s.type);
@@ -110,10 +112,15 @@ EncodingError read_scaling(const JsonValue& rs, const std::string& prefix, doubl
       s.original_max_positions = mpe;
       break;
     case RopeScalingType::yarn: {
+      // standardize_rope_params: a top-level original_max_position_embeddings wins.
+      if (top_l0 > 0) {
+        l0 = top_l0;
+        has_l0 = true;
+      }
       s.original_max_positions = has_l0 ? l0 : mpe;
       if (!has_l0 && mpe <= 0) return missing(mpe_name, rule);
       if (!has_factor) {
-        // transformers >= 4.5x: factor defaults to max_position_embeddings / original.
+        // transformers main: factor defaults to max_position_embeddings / original.
         if (!has_l0 || mpe <= 0) return missing(prefix + "factor", rule);
         s.factor = mpe / l0;
       }
@@ -137,6 +144,10 @@ EncodingError read_scaling(const JsonValue& rs, const std::string& prefix, doubl
     }
     case RopeScalingType::llama3: {
       if (!has_factor) return missing(prefix + "factor", rule);
+      if (top_l0 > 0) {
+        l0 = top_l0;  // standardize_rope_params: the top-level key wins
+        has_l0 = true;
+      }
       if (!has_l0) return missing(prefix + "original_max_position_embeddings", rule);
       s.original_max_positions = l0;
       e = read_number(rs, "low_freq_factor", prefix, &s.low_freq_factor, &present);
@@ -154,17 +165,16 @@ EncodingError read_scaling(const JsonValue& rs, const std::string& prefix, doubl
       e = read_numbers(rs, "long_factor", prefix, &s.long_factor, &present);
       if (!e.ok()) return e;
       if (!present) return missing(prefix + "long_factor", rule);
+      // L0: the top-level original_max_position_embeddings (Phi-3 keeps it there), else
+      // rope_scaling's, else max_position_embeddings. factor: rope_scaling's, else
+      // max_position_embeddings / L0 (Phi-3: 131072 / 4096 = 32).
       if (top_l0 > 0) {
-        // Phi-3: the top-level original_max_position_embeddings is L0 and the factor is the
-        // ratio max_position_embeddings / L0 (HF's _compute_longrope_parameters).
-        if (mpe <= 0) return missing(mpe_name, rule);
-        s.original_max_positions = top_l0;
-        s.factor = mpe / top_l0;
-      } else {
-        s.original_max_positions = has_l0 ? l0 : mpe;
-        if (s.original_max_positions <= 0) return missing(mpe_name, rule);
-        if (!has_factor) s.factor = has_l0 && mpe > 0 ? mpe / l0 : 1.0;
+        l0 = top_l0;
+        has_l0 = true;
       }
+      s.original_max_positions = has_l0 ? l0 : mpe;
+      if (s.original_max_positions <= 0) return missing(mpe_name, rule);
+      if (!has_factor) s.factor = mpe > 0 ? mpe / s.original_max_positions : 1.0;
       break;
     }
   }
@@ -185,7 +195,7 @@ EncodingError rope_scaling_from_json(const char* json, std::size_t size,
   if (!detail::parse_json(json, size, &root) || root.type != JsonValue::Type::object)
     return invalid_json("rope_scaling");
   return read_scaling(root, "rope_scaling.", max_position_embeddings, 0, "max_position_embeddings",
-                      scaling);
+                      false, scaling);
 }
 
 EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, RotarySpec* out) {
@@ -200,7 +210,14 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
     if (mt->type != JsonValue::Type::string) return wrong_type(p + "model_type", "a string");
     model_type = mt->string;
   }
+  // The scaling block: rope_scaling (transformers 4), or rope_parameters (transformers 5, which
+  // also holds rope_theta and may omit rope_type for the default rule).
   const JsonValue* rs = member(root, "rope_scaling");
+  std::string rs_name = "rope_scaling";
+  if (rs == nullptr) {
+    rs = member(root, "rope_parameters");
+    rs_name = "rope_parameters";
+  }
   bool present = false;
   EncodingError e;
 
@@ -215,8 +232,8 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
     if (!e.ok()) return e;
   }
   if (!present && rs != nullptr && rs->type == JsonValue::Type::object) {
-    base_name = p + "rope_scaling.rope_theta";
-    e = read_number(*rs, "rope_theta", p + "rope_scaling.", &spec.base, &present);
+    base_name = p + rs_name + ".rope_theta";
+    e = read_number(*rs, "rope_theta", p + rs_name + ".", &spec.base, &present);
     if (!e.ok()) return e;
   }
   if (!present) spec.base = 10000.0;
@@ -294,7 +311,8 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
     return encoding_error(EncodingStatus::invalid_argument, p + "original_max_position_embeddings",
                           "must be a number >= 1 (got " + format_number(top_l0) + ")");
   if (rs != nullptr) {
-    e = read_scaling(*rs, p + "rope_scaling.", mpe, top_l0, mpe_name, &spec.scaling);
+    e = read_scaling(*rs, p + rs_name + ".", mpe, top_l0, mpe_name, rs_name == "rope_parameters",
+                     &spec.scaling);
     if (!e.ok()) return e;
   }
   e = validate(spec, ArgumentNames::hf_config);

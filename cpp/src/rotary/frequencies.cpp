@@ -10,7 +10,10 @@
 //   two roundings, not one;
 // - `1 - tensor` is rsub, one rounding (A::rsub);
 // - the dynamic rule's seq_len is a 0-dim int64 tensor (torch.max(position_ids) + 1), so its base
-//   update runs in float32 too.
+//   update runs in float32 too; `0-dim tensor ** python_float` raises to the double exponent
+//   and rounds once (A::pow_scalar).
+// (tests/fixtures/README.md, "Hugging Face formulas, step by step", lists every step; the
+// fixtures in tests/fixtures/rotary are computed from it with mpmath.)
 // Python-float steps (yarn's correction range, llama3's wavelength bounds, attention factors) are
 // float64 in both.
 #include <algorithm>
@@ -33,6 +36,7 @@ struct F64 {
   static T mul(T a, T b) { return a * b; }
   static T div(T a, T b) { return a / b; }
   static T pow(T b, T e) { return std::pow(b, e); }
+  static T pow_scalar(T b, double e) { return std::pow(b, e); }
   static T rdiv(double s, T t) { return s / t; }
   static T rsub(double s, T t) { return s - t; }
   static T exponent(std::int64_t i, std::int64_t d) {
@@ -48,6 +52,7 @@ struct F32 {
   static T mul(T a, T b) { return detail::mul_f32(a, b); }
   static T div(T a, T b) { return detail::div_f32(a, b); }
   static T pow(T b, T e) { return detail::pow_f32(b, e); }
+  static T pow_scalar(T b, double e) { return detail::pow_f32(b, e); }
   static T rdiv(double s, T t) { return mul(div(1.0f, t), in(s)); }
   static T rsub(double s, T t) { return sub(in(s), t); }
   // torch.arange(0, d, 2, dtype=int64).float() / d: both exact in float32 (d <= 65536).
@@ -100,7 +105,7 @@ std::vector<typename A::T> chain(const RotarySpec& spec, double sequence_length,
       T t = A::mul(A::in(s.factor), A::in(sequence_length));
       t = A::div(t, A::in(l0));
       t = A::sub(t, A::in(s.factor - 1));
-      t = A::pow(t, A::in(static_cast<double>(d) / static_cast<double>(d - 2)));
+      t = A::pow_scalar(t, static_cast<double>(d) / static_cast<double>(d - 2));
       return default_chain<A>(A::mul(A::in(spec.base), t), d);
     }
     case RopeScalingType::yarn: {

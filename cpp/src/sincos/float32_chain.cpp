@@ -114,7 +114,7 @@ bool pow_exceeds(double b, double e, double m, bool* tie) {
   return d.hi > 0;
 }
 
-float pow_f32(float base, float exponent) {
+float pow_f32(float base, double exponent) {
   const double b = base, e = exponent;
   if (e == 0.0 || b == 1.0) return 1.0f;
   if (e == 1.0) return base;

@@ -30,7 +30,9 @@ inline float div_f32(float a, float b) {
 
 // The correctly rounded float32 of base^exponent, for base > 0 finite and exponent finite
 // (results that overflow or underflow float32 are inf or the float32 rounding of the double).
-float pow_f32(float base, float exponent);
+// The exponent is a double: a float32 exponent (tensor ** tensor) widens exactly; torch's
+// `0-dim tensor ** python_float` raises to the double exponent and rounds once.
+float pow_f32(float base, double exponent);
 
 // Whether b^e > m, for b > 0, m > 0 finite: the sign of e ln b - ln m, each logarithm in
 // double-double (relative error about 2^-100). Sets *tie when |e ln b - ln m| < 2^-90 (too close to

@@ -36,6 +36,10 @@ EncodingError validate(const Sincos2dSpec& s) {
     return encoding_error(EncodingStatus::invalid_argument, "preset", "must be 'mae' or 'timm'");
   if (!std::isfinite(s.base) || s.base <= 1.0)
     return bad("base", "must be a finite number > 1", s.base);
+  if (s.preset == Sincos2dPreset::mae && (s.reverse_coord || s.interleave_sin_cos))
+    return encoding_error(EncodingStatus::invalid_argument,
+                          s.reverse_coord ? "reverseCoord" : "interleaveSinCos",
+                          "is a timm option (MAE has one order)");
   const std::int64_t rows = (s.cls_token ? 1 : 0) + s.height * s.width;
   if (rows > kMaxSincos2dElements / s.dim)
     return bad("dim", "times the row count must be at most 2^31 - 1", static_cast<double>(s.dim));
@@ -106,17 +110,24 @@ EncodingError Sincos2dTable::write_rows(std::int64_t first_row, std::int64_t row
       std::memset(o, 0, static_cast<std::size_t>(dim) * sizeof(float));
       continue;
     }
-    const std::int64_t i = t / spec_.width, j = t % spec_.width;  // grid row, grid column
-    const float* ti = table_.data() + i * 2 * q;                  // [sin(i w) | cos(i w)]
-    const float* tj = table_.data() + j * 2 * q;
     if (spec_.preset == Sincos2dPreset::mae) {
-      std::memcpy(o, tj, 2 * quarter);  // emb of grid[0] = column j: sin, cos
-      std::memcpy(o + 2 * q, ti, 2 * quarter);
+      const std::int64_t i = t / spec_.width, j = t % spec_.width;     // grid row, grid column
+      std::memcpy(o, table_.data() + j * 2 * q, 2 * quarter);          // 1d(grid[0] = j): sin, cos
+      std::memcpy(o + 2 * q, table_.data() + i * 2 * q, 2 * quarter);  // 1d(grid[1] = i)
+      continue;
+    }
+    // timm: ndgrid over [height, width] (or [width, height]): t = a * fast + b.
+    const std::int64_t fast = spec_.reverse_coord ? spec_.height : spec_.width;
+    const float* ta = table_.data() + (t / fast) * 2 * q;  // [sin(a b) | cos(a b)]
+    const float* tb = table_.data() + (t % fast) * 2 * q;
+    if (spec_.interleave_sin_cos) {
+      std::memcpy(o, ta, 2 * quarter);
+      std::memcpy(o + 2 * q, tb, 2 * quarter);
     } else {
-      std::memcpy(o, ti, quarter);              // sin(i b)
-      std::memcpy(o + q, tj, quarter);          // sin(j b)
-      std::memcpy(o + 2 * q, ti + q, quarter);  // cos(i b)
-      std::memcpy(o + 3 * q, tj + q, quarter);  // cos(j b)
+      std::memcpy(o, ta, quarter);              // sin(a b)
+      std::memcpy(o + q, tb, quarter);          // sin(b b)
+      std::memcpy(o + 2 * q, ta + q, quarter);  // cos(a b)
+      std::memcpy(o + 3 * q, tb + q, quarter);  // cos(b b)
     }
   }
   return {};

@@ -62,8 +62,8 @@ struct RopeScaling {
   // (yarn: 0.1 ln(factor) + 1, or the ratio of the mscale / mscale_all_dim forms; longrope:
   // sqrt(1 + ln(factor) / ln(L0)), 1 when factor <= 1). Given: > 0 and <= 1e6.
   double attention_factor = std::numeric_limits<double>::quiet_NaN();
-  double mscale = 0.0;                            // [mscale] yarn (0: unset)
-  double mscale_all_dim = 0.0;                    // [mscale_all_dim] yarn (0: unset)
+  double mscale = 0.0;          // [mscale] yarn (0: unset)
+  double mscale_all_dim = 0.0;  // [mscale_all_dim] yarn (0: unset)
   // longrope, rotary_dim / 2 values each, from 1e-6 to 1e6.
   std::vector<double> short_factor, long_factor;
 };
@@ -102,21 +102,24 @@ EncodingError validate(const RotarySpec& spec, ArgumentNames names = ArgumentNam
 
 // Reads a Hugging Face config.json (UTF-8 JSON text, not NUL-terminated) into *out, with the
 // arithmetic hf_float32. Keys read (HF's names; the first present wins):
-// - base: rope_theta, rotary_emb_base (GPT-NeoX), rope_scaling.rope_theta; else 10000
+// - base: rope_theta, rotary_emb_base (GPT-NeoX), rope_scaling / rope_parameters .rope_theta;
+//   else 10000
 // - head_dim: head_dim (when not null; Mistral-Nemo's differs from hidden/heads), else
 //   hidden_size / num_attention_heads, or n_embd / n_head (GPT-J), integer division
-// - rotary_dim: rotary_dim (GPT-J, CodeGen: absolute), else int(head_dim * partial_rotary_factor),
-//   partial_rotary_factor or rotary_pct (GPT-NeoX; 0.25 when model_type is gpt_neox and neither
-//   is given), else head_dim
+// - rotary_dim: rotary_dim (GPT-J, CodeGen: absolute; null is read as the full head, not GPT-J's
+//   quirk of using n_embd), else int(head_dim * partial_rotary_factor), partial_rotary_factor or
+//   rotary_pct (GPT-NeoX; 0.25 when model_type is gpt_neox and neither is given), else head_dim
 // - layout: interleaved for model_type gptj and codegen, else half
-// - rope_scaling (null or absent: none): rope_type or type; factor,
-// original_max_position_embeddings,
-//   low_freq_factor, high_freq_factor, beta_fast, beta_slow (null or 0: 32 and 1, HF's `or`),
-//   truncate, attention_factor, mscale, mscale_all_dim, short_factor, long_factor
-// - max_position_embeddings (n_positions for GPT-J), and the top-level
-//   original_max_position_embeddings (Phi-3): L0 of dynamic, yarn and longrope as HF resolves it;
-//   longrope with a top-level original_max_position_embeddings takes factor =
-//   max_position_embeddings / original_max_position_embeddings.
+// - rope_scaling, or rope_parameters (transformers 5, where rope_type may be absent: default);
+//   null or absent: none. rope_type (or the older type); factor,
+//   original_max_position_embeddings, low_freq_factor, high_freq_factor, beta_fast, beta_slow
+//   (null or 0: 32 and 1, HF's `or`), truncate, attention_factor, mscale, mscale_all_dim,
+//   short_factor, long_factor
+// - max_position_embeddings (n_positions for GPT-J): L0 of dynamic, and of yarn and longrope
+//   when no original_max_position_embeddings is given. A top-level
+//   original_max_position_embeddings (Phi-3) wins over rope_scaling's for llama3, yarn and
+//   longrope (standardize_rope_params). yarn and longrope without factor take
+//   max_position_embeddings / L0.
 // Unknown keys are ignored. Errors name the key ("config.rope_scaling.factor must be a number >=
 // 1 (got 0.5)"); the spec is also validate()d with config key names.
 EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, RotarySpec* out);
