@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark, side by side in one process, with the issue's targets.
-//   node bench/run.mjs [--quick] [--json FILE] [--only encode|small|layer] [--no-peers]
+//   node bench/run.mjs [--quick] [--json FILE] [--only encode|small|layer|rotary] [--no-peers]
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -115,7 +115,7 @@ function layerTargets(rows) {
   return targets;
 }
 
-const result = { env, encode: [], baseline: [], small: [], targets: [], layer: null };
+const result = { env, encode: [], baseline: [], small: [], targets: [], layer: null, rotary: null };
 
 if (!only || only === 'encode') {
   const peers = flag('--no-peers') ? [] : [await tfjsPeer(), torchPeer()].filter(Boolean);
@@ -134,8 +134,18 @@ if ((!only || only === 'layer') && existsSync(join(here, 'layer.mjs'))) {
   result.layer = await benchLayer({ posenc: pe, log, quick });
 }
 
+let rotaryTargets = [];
+if (!only || only === 'rotary') {
+  const { benchRotary } = await import(pathToFileURL(join(here, 'rotary.mjs')).href);
+  log('\n== RoPE apply, cosSin, ALiBi bias, 2D sin-cos (SIMD build)');
+  const { rows, targets } = await benchRotary({ pe, log, quick });
+  result.rotary = rows;
+  rotaryTargets = targets;
+}
+
 result.targets = checkTargets(result.encode, result.small);
 if (result.layer) result.targets.push(...layerTargets(result.layer));
+result.targets.push(...rotaryTargets);
 log('\n== targets');
 for (const t of result.targets) {
   log(`${t.ok ? 'MET   ' : 'MISSED'} ${t.target} (${typeof t.value === 'number' ? t.value.toPrecision(3) : t.value})`);

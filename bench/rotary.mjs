@@ -1,0 +1,268 @@
+// RoPE, ALiBi and 2D sin-cos, measured side by side in one run (part of `npm run bench`):
+//   limit         the same bytes copied into wasm memory and back (for apply, in place), or
+//                 written once in wasm memory and copied out (for the tables);
+//   posenc        rot.apply in place, rot.cosSin, pe.alibiBias, pe.encode2d;
+//   plain JS      the loop an app writes with precomputed cos/sin tables (LLaMA's rotate_half);
+//   onnxruntime-web (wasm, one thread) its RotaryEmbedding operators: com.microsoft (contrib) and
+//                 the ONNX opset-23 one, each a one-node model (bench/onnx_graph.mjs), timed
+//                 through session.run as an app calls it.
+// Every output is checked against float64 before it is timed.
+//
+//   node bench/rotary.mjs [--quick]     (or import { benchRotary } and pass a posenc instance)
+import { oneNodeModel } from './onnx_graph.mjs';
+import { timeIt } from './encode.mjs';
+
+export const APPLY_SHAPES = [
+  [4096, 32, 128],
+  [2048, 8, 64],
+];
+
+/** float64 inverse frequencies base^(-2i/d). */
+function inverseFrequencies(d, base = 10000) {
+  const w = new Float64Array(d / 2);
+  for (let i = 0; i < d / 2; i++) w[i] = Math.pow(base, (-2 * i) / d);
+  return w;
+}
+
+/** Float32 cos/sin tables [L, d/2] for positions 0..L-1, float64 angles. */
+function tables(L, d) {
+  const w = inverseFrequencies(d);
+  const cos = new Float32Array(L * (d / 2));
+  const sin = new Float32Array(L * (d / 2));
+  for (let p = 0; p < L; p++) {
+    for (let i = 0; i < d / 2; i++) {
+      cos[p * (d / 2) + i] = Math.cos(p * w[i]);
+      sin[p * (d / 2) + i] = Math.sin(p * w[i]);
+    }
+  }
+  return { cos, sin };
+}
+
+/** The loop an app writes: rotate_half on [L, H, d] in place with precomputed [L, d/2] tables. */
+export function plainApply(x, L, H, d, cos, sin) {
+  const half = d / 2;
+  for (let p = 0; p < L; p++) {
+    const t = p * half;
+    for (let h = 0; h < H; h++) {
+      const o = (p * H + h) * d;
+      for (let i = 0; i < half; i++) {
+        const c = cos[t + i];
+        const s = sin[t + i];
+        const a = x[o + i];
+        const b = x[o + i + half];
+        x[o + i] = a * c - b * s;
+        x[o + i + half] = b * c + a * s;
+      }
+    }
+  }
+  return x;
+}
+
+/** Max |y - R(p) x| / max(1, |pair|) over sampled rows, in float64 (half layout, offset). */
+function applyError(y, x, L, H, d, offset = 0) {
+  const w = inverseFrequencies(d);
+  const half = d / 2;
+  let worst = 0;
+  const rows = new Set([0, L - 1]);
+  for (let k = 0; k < 24; k++) rows.add(Math.floor((k * (L - 1)) / 23));
+  for (const p of rows) {
+    for (let h = 0; h < H; h += Math.max(1, H >> 2)) {
+      const o = (p * H + h) * d;
+      for (let i = 0; i < half; i++) {
+        const a = (offset + p) * w[i];
+        const x1 = x[o + i];
+        const x2 = x[o + i + half];
+        const norm = Math.max(1, Math.hypot(x1, x2));
+        const e1 = Math.abs(y[o + i] - (x1 * Math.cos(a) - x2 * Math.sin(a))) / norm;
+        const e2 = Math.abs(y[o + i + half] - (x2 * Math.cos(a) + x1 * Math.sin(a))) / norm;
+        worst = Math.max(worst, e1, e2);
+      }
+    }
+  }
+  return worst;
+}
+
+async function ortPeer(log) {
+  try {
+    const ort = await import('onnxruntime-web');
+    ort.env.wasm.numThreads = 1;
+    return ort;
+  } catch (err) {
+    log(`onnxruntime-web unavailable: ${err.message}`);
+    return null;
+  }
+}
+
+async function ortRotary(ort, variant, L, H, d) {
+  const x = ['x', 'float32', [1, L, H * d]];
+  const pos = ['pos', 'int64', [1, L]];
+  const cos = ['cos', 'float32', [L, d / 2]];
+  const sin = ['sin', 'float32', [L, d / 2]];
+  const common = { opType: 'RotaryEmbedding', outputs: [['y', 'float32', [1, L, H * d]]], intAttributes: { num_heads: H, interleaved: 0 } };
+  const bytes =
+    variant === 'com.microsoft'
+      ? oneNodeModel({ ...common, domain: 'com.microsoft', opset: 1, inputs: [x, pos, cos, sin] })
+      : oneNodeModel({ ...common, opset: 23, inputs: [x, cos, sin, pos] });
+  return ort.InferenceSession.create(bytes);
+}
+
+const gbps = (bytes, ms) => bytes / (ms * 1e6);
+
+/**
+ * @returns {{ rows: object[], targets: object[] }}
+ */
+export async function benchRotary({ pe, log = () => {}, quick = false }) {
+  const rows = [];
+  const targets = [];
+  const M = pe._module;
+  const timing = quick ? { budgetMs: 150, minRuns: 3, maxRuns: 10 } : { budgetMs: 600, minRuns: 5, maxRuns: 30 };
+  const add = (shape, method, ms, error, extra = {}) => {
+    const row = { shape, method, ms, error, ...extra };
+    rows.push(row);
+    const ratio = extra.ratio === undefined ? '' : `  ${extra.ratio.toFixed(2)}x limit`;
+    log(`${shape.padEnd(16)} ${method.padEnd(44)} ${ms.toFixed(3).padStart(9)} ms${extra.bytes ? ` ${gbps(extra.bytes, ms).toFixed(2).padStart(6)} GB/s` : ''}  err ${error === null ? '-' : error.toExponential(1)}${ratio}`);
+    return row;
+  };
+  const target = (text, value, ok) => targets.push({ target: text, value, ok });
+  const hasRotary = typeof pe.rotary === 'function';
+  if (!hasRotary) log('pe.rotary is not in this build: posenc rows skipped');
+  const ort = await ortPeer(log);
+
+  // Heap helpers for the limits (pointers re-read after any growth).
+  const withHeap = async (bytes, fn) => {
+    const ptr = M._malloc(bytes);
+    if (!ptr) throw new Error(`bench: cannot allocate ${bytes} bytes of wasm memory`);
+    try {
+      return await fn(ptr);
+    } finally {
+      M._free(ptr);
+    }
+  };
+  const copyLimit = async (data) =>
+    withHeap(data.length * 4, (ptr) =>
+      timeIt(() => {
+        M.HEAPF32.set(data, ptr >> 2);
+        data.set(M.HEAPF32.subarray(ptr >> 2, (ptr >> 2) + data.length));
+      }, timing),
+    );
+  const writeLimit = async (n, copies = 1) =>
+    withHeap(n * 4, async (ptr) => {
+      const outs = Array.from({ length: copies }, () => new Float32Array(n / copies));
+      return timeIt(() => {
+        const heap = M.HEAPF32;
+        heap.fill(0.5, ptr >> 2, (ptr >> 2) + n);
+        for (let k = 0; k < copies; k++) outs[k].set(heap.subarray((ptr >> 2) + (k * n) / copies, (ptr >> 2) + ((k + 1) * n) / copies));
+      }, timing);
+    });
+
+  const applyShapes = quick ? [APPLY_SHAPES[1]] : APPLY_SHAPES;
+  for (const [L, H, d] of applyShapes) {
+    const shape = `[${L}, ${H}, ${d}]`;
+    const n = L * H * d;
+    const source = new Float32Array(n);
+    for (let i = 0; i < n; i++) source[i] = Math.fround(Math.sin(i * 0.7) * 2);
+    const x = source.slice();
+    const limit = add(shape, 'limit: copy in + copy out', await copyLimit(x), null, { bytes: 8 * n });
+
+    const { cos, sin } = tables(L, d);
+    const plainErr = applyError(plainApply(source.slice(), L, H, d, cos, sin), source, L, H, d);
+    const plainMs = await timeIt(() => plainApply(x, L, H, d, cos, sin), timing);
+    add(shape, 'plain JS, precomputed cos/sin tables', plainMs, plainErr, { bytes: 8 * n, ratio: plainMs / limit.ms });
+
+    const ortRows = [];
+    if (ort) {
+      for (const variant of ['com.microsoft', 'opset 23']) {
+        try {
+          const session = await ortRotary(ort, variant, L, H, d);
+          const positions = new BigInt64Array(L);
+          for (let p = 0; p < L; p++) positions[p] = BigInt(p);
+          const feeds = {
+            x: new ort.Tensor('float32', source, [1, L, H * d]),
+            pos: new ort.Tensor('int64', positions, [1, L]),
+            cos: new ort.Tensor('float32', cos, [L, d / 2]),
+            sin: new ort.Tensor('float32', sin, [L, d / 2]),
+          };
+          const y = (await session.run(feeds)).y.data;
+          const err = applyError(y, source, L, H, d);
+          const ms = await timeIt(() => session.run(feeds), { ...timing, maxRuns: quick ? 3 : 10 });
+          ortRows.push(add(shape, `onnxruntime-web RotaryEmbedding (${variant})`, ms, err, { bytes: 8 * n, ratio: ms / limit.ms }));
+          await session.release();
+        } catch (err) {
+          log(`onnxruntime-web RotaryEmbedding (${variant}) failed: ${err.message}`);
+        }
+      }
+    }
+
+    if (hasRotary) {
+      const rot = pe.rotary({ headDim: d });
+      try {
+        const y = rot.apply(source.slice(), { heads: H });
+        const err = applyError(y, source, L, H, d);
+        const ms = await timeIt(() => rot.apply(x, { heads: H }), timing);
+        const ours = add(shape, 'posenc rot.apply (in place)', ms, err, { bytes: 8 * n, ratio: ms / limit.ms });
+        target(`rot.apply ${shape}: <= 1.5x copy in + out`, ours.ratio, ours.ratio <= 1.5);
+        target(`rot.apply ${shape}: faster than plain JS (JS ms / posenc ms)`, plainMs / ms, plainMs / ms > 1);
+        for (const r of ortRows) target(`rot.apply ${shape}: faster than ${r.method.replace('onnxruntime-web ', 'ORT ')} (ORT ms / posenc ms)`, r.ms / ms, r.ms / ms > 1);
+        target(`rot.apply ${shape}: within 2^-22 x pair norm`, err, err <= 2 ** -22);
+      } finally {
+        rot.dispose();
+      }
+    } else {
+      target(`rot.apply ${shape}: measured`, 'pe.rotary missing', false);
+    }
+  }
+
+  // One decoding step: [1, 32, 128] at a new position each call.
+  if (hasRotary) {
+    const rot = pe.rotary({ headDim: 128 });
+    try {
+      const x = new Float32Array(32 * 128).fill(0.5);
+      const calls = quick ? 2000 : 20000;
+      const step = () => {
+        let p = 12345;
+        for (let k = 0; k < calls; k++) {
+          p = (p * 1103515245 + 12345) % 16777216;
+          rot.apply(x, { heads: 32, offset: p });
+        }
+      };
+      const us = ((await timeIt(step, { budgetMs: 0, minRuns: 3, maxRuns: 3 })) * 1000) / calls;
+      add('[1, 32, 128]', 'posenc rot.apply, one decoding step (random p)', us / 1000, null);
+      target('one decoding step [1, 32, 128] at a new position < 2 us', us, us < 2);
+    } finally {
+      rot.dispose();
+    }
+  }
+
+  // Tables at the write-once-and-copy pace.
+  const tableCases = [
+    ['cosSin', '4096 x 128 (x2)', 4096 * 128 * 2, 2, () => {
+      const rot = pe.rotary({ headDim: 128 });
+      return { run: () => rot.cosSin(4096), done: () => rot.dispose() };
+    }],
+    ['alibiBias', '32 x 1024 x 1024', 32 * 1024 * 1024, 1, () => ({ run: () => pe.alibiBias(32, 1024, 1024), done: () => {} })],
+    ['encode2d', '64 x 64 x 768', 64 * 64 * 768, 1, () => ({ run: () => pe.encode2d(64, 64, 768), done: () => {} })],
+  ];
+  for (const [fn, shape, n, copies, make] of tableCases) {
+    const limit = add(shape, `limit: write once + copy to new (${copies} array${copies > 1 ? 's' : ''})`, await writeLimit(n, copies), null, { bytes: 4 * n });
+    if (typeof pe[fn] !== 'function' && !(fn === 'cosSin' && hasRotary)) {
+      target(`${fn} ${shape}: measured`, `pe.${fn} missing`, false);
+      continue;
+    }
+    const c = make();
+    try {
+      const ms = await timeIt(c.run, timing);
+      const row = add(shape, `posenc ${fn}`, ms, null, { bytes: 4 * n, ratio: ms / limit.ms });
+      target(`${fn} ${shape}: <= 1.5x write once + copy`, row.ratio, row.ratio <= 1.5);
+    } finally {
+      c.done();
+    }
+  }
+  return { rows, targets };
+}
+
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  const { init } = await import('../dist/node.js');
+  const pe = await init();
+  const { targets } = await benchRotary({ pe, log: console.log, quick: process.argv.includes('--quick') });
+  for (const t of targets) console.log(`${t.ok ? 'MET   ' : 'MISSED'} ${t.target} (${typeof t.value === 'number' ? t.value.toPrecision(3) : t.value})`);
+}
