@@ -1,8 +1,10 @@
 // Type declarations of the posenc package (written by hand; checked with tsc --strict in tests).
 
 import type { LayerApi } from './layer.js';
+import type { RotaryApi } from './rotary.js';
 
 export * from './layer.js';
+export * from './rotary.js';
 
 /** A preset name: each reproduces one framework's table exactly (to float32 rounding). */
 export type PresetName =
@@ -131,7 +133,7 @@ export interface Encoder {
 }
 
 /** A loaded posenc instance. Instances are independent (each has its own wasm memory). */
-export interface Posenc extends LayerApi {
+export interface Posenc extends LayerApi, RotaryApi {
   /** True when the wasm SIMD build runs, false for the baseline build. */
   readonly simd: boolean;
   /** The named presets and what each reproduces. */

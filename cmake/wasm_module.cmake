@@ -28,11 +28,16 @@ set(POSENC_WASM_LINK_OPTIONS
   --no-entry
 )
 
+# bindings/rotary_bindings.cpp (the rotary, ALiBi and 2D families) is embind: -lembind, and
+# without RTTI embind identifies types by address (EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0).
+set_source_files_properties(bindings/rotary_bindings.cpp PROPERTIES COMPILE_DEFINITIONS
+                            EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0)
 function(posenc_add_wasm_module name core)
-  add_executable(${name} bindings/exports.cpp bindings/exports_layer.cpp bindings/exports_presets.cpp)
+  add_executable(${name} bindings/exports.cpp bindings/exports_layer.cpp bindings/exports_presets.cpp
+                         bindings/rotary_bindings.cpp)
   target_link_libraries(${name} PRIVATE ${core})
   target_compile_options(${name} PRIVATE ${POSENC_WARNINGS} -fno-exceptions -fno-rtti -flto)
-  target_link_options(${name} PRIVATE ${POSENC_WASM_LINK_OPTIONS} -sEXPORT_NAME=${name})
+  target_link_options(${name} PRIVATE ${POSENC_WASM_LINK_OPTIONS} -sEXPORT_NAME=${name} -lembind)
   set_target_properties(${name} PROPERTIES SUFFIX ".mjs")
 endfunction()
 

@@ -10,12 +10,15 @@
 // scratch/copyOut/withBuffers: the instance's memory helpers (memory.js). Objects owning wasm
 // memory get their lifetime from lifetime.js; argument checks come from check.js.
 
+import { attachAlibiApi } from './alibi.js';
 import { typeError } from './check.js';
 import { readCore } from './core.js';
 import { attachEncoderApi } from './encoder.js';
 import { attachLayerApi } from './layer.js';
 import { createScratch } from './memory.js';
 import { attachModelApi } from './model.js';
+import { attachRotaryApi } from './rotary.js';
+import { attachSincos2dApi } from './sincos2d.js';
 
 /** The shared context every family of functions receives. */
 export function createContext(Module) {
@@ -28,6 +31,9 @@ export function createApi(Module, { simd }) {
   attachEncoderApi(api, ctx); // presets, encode, addTo, concat, shift, encoder
   attachLayerApi(api, ctx); // encoderLayer
   attachModelApi(api, ctx); // loadModel
+  attachRotaryApi(api, ctx); // rotary
+  attachAlibiApi(api, ctx); // alibiSlopes, alibiBias
+  attachSincos2dApi(api, ctx); // encode2d
   return api;
 }
 

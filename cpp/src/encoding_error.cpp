@@ -1,7 +1,7 @@
 #include "posenc/encoding_error.hpp"
 
-#include <cstdio>
-#include <cstdlib>
+#include <cmath>
+#include <cstdint>
 
 namespace posenc {
 
@@ -14,13 +14,33 @@ EncodingError encoding_error(EncodingStatus status, const std::string& argument,
   return e;
 }
 
+// Integers exactly; other numbers with 9 significant digits (trailing zeros dropped), in fixed
+// notation from 1e-5 to 1e15 and as d.ddde+x otherwise. Written by hand: printf's %g would link
+// the long-double formatting code into the wasm.
 std::string format_number(double v) {
-  char buf[40];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-    if (std::strtod(buf, nullptr) == v || v != v) break;
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  std::string sign = v < 0 ? "-" : "";
+  const double a = std::fabs(v);
+  if (a == std::floor(a) && a < 1e15) return sign + std::to_string(static_cast<std::int64_t>(a));
+  int exponent = static_cast<int>(std::floor(std::log10(a)));
+  std::int64_t digits = static_cast<std::int64_t>(std::llround(a * std::pow(10.0, 8 - exponent)));
+  if (digits >= 1000000000) {  // rounding carried into a tenth digit
+    digits /= 10;
+    ++exponent;
   }
-  return buf;
+  std::string d = std::to_string(digits);  // 9 digits
+  while (d.size() > 1 && d.back() == '0')
+    d.pop_back();
+  if (exponent >= -5 && exponent < 15) {
+    if (exponent < 0)
+      return sign + "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + d;
+    const std::size_t whole = static_cast<std::size_t>(exponent) + 1;
+    if (d.size() <= whole) return sign + d + std::string(whole - d.size(), '0');
+    return sign + d.substr(0, whole) + "." + d.substr(whole);
+  }
+  const std::string mantissa = d.size() > 1 ? d.substr(0, 1) + "." + d.substr(1) : d;
+  return sign + mantissa + (exponent < 0 ? "e-" : "e+") + std::to_string(std::abs(exponent));
 }
 
 }  // namespace posenc

@@ -142,3 +142,41 @@ TEST_CASE("rotary SIMD kernels equal the scalar kernels bit for bit", "[rotary][
   }
 }
 #endif
+
+// The JSON reader's numbers (config values) are the nearest doubles, as strtod reads them, over
+// the normal range (subnormal results may be an ulp off: nothing in a config is that small).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "io/json_header.hpp"
+
+TEST_CASE("JSON numbers are correctly rounded doubles", "[rotary][json]") {
+  std::mt19937_64 rng(21);
+  int checked = 0;
+  for (int t = 0; t < 200000; ++t) {
+    double v;
+    const std::uint64_t bits = rng();
+    std::memcpy(&v, &bits, sizeof v);
+    if (!std::isfinite(v) || std::fabs(v) < 1e-300) continue;
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*g", 1 + t % 17, v);
+    pd::JsonValue j;
+    REQUIRE(pd::parse_json(text, std::strlen(text), &j));
+    INFO(text);
+    CHECK(j.number == std::strtod(text, nullptr));
+    ++checked;
+  }
+  for (const char* text : {"0.1", "1e-05", "500000.0", "1.0800000429153442", "-0.0", "10000",
+                           "123456789012345678901234567890", "0.0000000000000000000001e22",
+                           "1.7976931348623157e308", "2.2250738585072014e-308"}) {
+    pd::JsonValue j;
+    REQUIRE(pd::parse_json(text, std::strlen(text), &j));
+    INFO(text);
+    CHECK(j.number == std::strtod(text, nullptr));
+  }
+  pd::JsonValue j;
+  REQUIRE(pd::parse_json("1e400", 5, &j));
+  CHECK(std::isinf(j.number));
+  CHECK(checked > 100000);
+}

@@ -32,8 +32,8 @@ struct EncodingError {
 EncodingError encoding_error(EncodingStatus status, const std::string& argument,
                              const std::string& requirement);
 
-// A number as the message shows it: shortest form that reads back as the same double ("0.5",
-// "1e+30", "nan").
+// A number as a message shows it: integers exactly, others to 9 significant digits ("0.5",
+// "4096", "1.5e+30", "NaN", "Infinity").
 std::string format_number(double v);
 
 }  // namespace posenc

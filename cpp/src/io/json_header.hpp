@@ -16,8 +16,8 @@ struct JsonValue {
   bool boolean = false;
   // Numbers: is_uint when the literal is a non-negative integer without fraction or exponent
   // that fits in 64 bits (then uint holds it). number holds every number literal's value as the
-  // nearest double (strtod: correctly rounded; +-inf when the literal overflows, which readers
-  // of model configs refuse as not finite).
+  // nearest double (correctly rounded barring decimals within ~2^-100 of a midpoint; +-inf when
+  // the literal overflows, which readers of model configs refuse as not finite).
   bool is_uint = false;
   std::uint64_t uint = 0;
   double number = 0.0;

@@ -1,6 +1,6 @@
-// RotaryEmbedding: per row, the float32 cos and sin of every frequency are made once (float64
-// angle addition from a block anchor, rounded once), then every head of the row is rotated by
-// the SIMD kernel (rotary/kernels.hpp).
+// RotaryEmbedding (construction and checks; the row loops are in rotary_rows.cpp): per row, the
+// float32 cos and sin of every frequency are made once (float64 angle addition from a block anchor,
+// rounded once), then every head of the row is rotated by the SIMD kernel (rotary/kernels.hpp).
 //
 // Rows at integer positions p are computed as anchor a = p - (p mod 32) rotated by the step
 // e = p - a: (sin, cos)(a w) in float64 per block of 32 positions (cached while the rows stay in
@@ -10,83 +10,13 @@
 // (libm for the latter).
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <string>
 
-#include "posenc/buffer.hpp"
-#include "posenc/rotary/rotary.hpp"
-#include "rotary/kernels.hpp"
+#include "rotary/angle_set.hpp"
 
 namespace posenc {
 
-namespace {
-
-constexpr std::int64_t kBlock = 32;
-// Frequency sets above this many (padded) pairs get no step table (it would exceed 1 MB): their
-// rows are computed directly.
-constexpr std::int64_t kMaxTablePairs = 2048;
-
-std::int64_t pad4(std::int64_t n) {
-  return (n + 3) / 4 * 4;
-}
-
-// sin and cos of p w >= 0 in float64: the fast reduction (of the exact product) below 2^31, libm
-// above.
-void sincos_any(double p, double w, double& s, double& c) {
-  if (p * w <= detail::kReduceLimit) {
-    detail::scalar::sincos_f64(&w, 1, p, &s, &c);
-  } else {
-    s = std::sin(p * w);
-    c = std::cos(p * w);
-  }
-}
-
-// Validated specs give finite frequencies >= 0; checked again so that no kernel ever sees others.
-EncodingError check_frequencies(const std::vector<double>& inv) {
-  for (double w : inv)
-    if (!(w >= 0 && w < 1e300))
-      return encoding_error(EncodingStatus::invalid_argument, "scaling",
-                            "gives frequencies that are not finite numbers >= 0");
-  return {};
-}
-
-EncodingError out_of_memory() {
-  return encoding_error(EncodingStatus::out_of_memory, "length",
-                        "needs more memory than is available");
-}
-
-}  // namespace
-
-struct RotaryEmbedding::AngleSet {
-  std::int64_t n = 0, np = 0;  // pairs, padded to a multiple of 4
-  std::vector<double> inv;     // the n frequencies (public)
-  Buffer<double> w;            // np, zero-padded
-  double w_max = 0;
-  double attention = 1.0;
-  std::int64_t blocks = 1;  // step table rows: kBlock, or 1 (only the identity e = 0)
-  Buffer<double> step_s, step_c;
-
-  bool build(std::vector<double> frequencies, double attention_scaling, bool with_table) {
-    inv = std::move(frequencies);
-    n = static_cast<std::int64_t>(inv.size());
-    np = pad4(n);
-    attention = attention_scaling;
-    blocks = with_table && np <= kMaxTablePairs ? kBlock : 1;
-    const auto size = [](std::int64_t v) { return static_cast<std::size_t>(v); };
-    if (!w.resize(size(np)) || !step_s.resize(size(blocks * np)) ||
-        !step_c.resize(size(blocks * np)))
-      return false;
-    w_max = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-      w.data()[i] = inv[size(i)];
-      w_max = std::max(w_max, inv[size(i)]);
-    }
-    for (std::int64_t e = 0; e < blocks; ++e)
-      for (std::int64_t i = 0; i < np; ++i)
-        sincos_any(static_cast<double>(e), w.data()[i], step_s.data()[e * np + i],
-                   step_c.data()[e * np + i]);
-    return true;
-  }
-};
+using namespace rotary_detail;
 
 RotaryEmbedding::RotaryEmbedding() = default;
 RotaryEmbedding::~RotaryEmbedding() = default;
@@ -185,60 +115,12 @@ EncodingError RotaryEmbedding::angle_set_for(double sequence_length, const Angle
   return {};
 }
 
-template <class RowFn>
-bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
-                                   RowFn row_fn, float* direct_s, float* direct_c,
-                                   std::int64_t direct_stride) const {
-  // Scratch: anchor sines and cosines (float64), the row's float32 cos and sin.
-  const std::int64_t np = set.np;
-  Buffer<double> anchor;
-  Buffer<float> values;
-  if (!anchor.resize(static_cast<std::size_t>(2 * np)) ||
-      !values.resize(static_cast<std::size_t>(2 * np)))
-    return false;
-  double* sa = anchor.data();
-  double* ca = sa + np;
-  float* s = values.data();
-  float* c = s + np;
-  const double scale = for_apply ? set.attention : 1.0;
-  double cached = -1;
-  for (std::int64_t r = 0; r < rows.count; ++r) {
-    const double p = rows.positions != nullptr ? rows.positions[r]
-                                               : rows.first_position + static_cast<double>(r);
-    const bool fast = p * set.w_max <= detail::kReduceLimit;
-    std::int64_t e = 0;
-    if (fast && set.blocks > 1 && p == std::floor(p)) {
-      const double a = p - std::fmod(p, static_cast<double>(kBlock));
-      e = static_cast<std::int64_t>(p - a);
-      if (a != cached) {
-        detail::rotary_kernel::sincos_f64(set.w.data(), np, a, sa, ca);
-        cached = a;
-      }
-    } else if (fast) {
-      detail::rotary_kernel::sincos_f64(set.w.data(), np, p, sa, ca);
-      cached = -1;
-    } else {
-      for (std::int64_t i = 0; i < np; ++i)
-        sincos_any(p, set.w.data()[i], sa[i], ca[i]);
-      cached = -1;
-    }
-    // The row's float32 sines and cosines: into the caller's rows when it gives them (np floats
-    // each: the caller's rows must be that wide), else into the scratch.
-    float* rs = direct_s != nullptr ? direct_s + r * direct_stride : s;
-    float* rc = direct_c != nullptr ? direct_c + r * direct_stride : c;
-    detail::rotary_kernel::rotate_to_f32(sa, ca, set.step_s.data() + e * np,
-                                         set.step_c.data() + e * np, np, scale, rs, rc);
-    row_fn(r, rc, rs);
-  }
-  return true;
-}
-
-EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos, float* sin,
-                                       std::size_t cos_len, std::size_t sin_len) const {
-  double L = 0;
-  EncodingError e = check_rows(rows, &L);
+EncodingError RotaryEmbedding::check_cos_sin(const RotaryRows& rows, const float* cos,
+                                             const float* sin, std::size_t cos_len,
+                                             std::size_t sin_len, double* sequence_length) const {
+  EncodingError e = check_rows(rows, sequence_length);
   if (!e.ok()) return e;
-  const std::int64_t rd = spec_.rotary_dim, n = rd / 2;
+  const std::int64_t rd = spec_.rotary_dim;
   if (rows.count > kMaxRotaryElements / rd)
     return encoding_error(EncodingStatus::invalid_argument, "length",
                           "times rotaryDim must be at most 2^31 - 1");
@@ -249,55 +131,15 @@ EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos, float
   if (sin == nullptr || sin_len != want)
     return encoding_error(EncodingStatus::size_mismatch, "sin",
                           "must hold length * rotaryDim = " + std::to_string(want) + " floats");
-  const AngleSet* set = nullptr;
-  std::unique_ptr<AngleSet> temporary;
-  e = angle_set_for(L, &set, &temporary);
-  if (!e.ok()) return e;
-  // HF: cos = emb.cos() * attention_scaling, a float32 tensor times a Python float.
-  const float a32 = static_cast<float>(set->attention);
-  const bool scaled = set->attention != 1.0;
-  const bool half = spec_.layout == RotaryLayout::half;
-  // Half layout with whole groups of 4 pairs: the kernel writes each row's first half in place,
-  // which is then copied to the second half (torch.cat((freqs, freqs))).
-  const bool in_place = half && n % 4 == 0;
-  const bool done = for_each_row(
-      *set, rows, false,
-      [&](std::int64_t r, const float* c, const float* s) {
-        float* co = cos + r * rd;
-        float* so = sin + r * rd;
-        if (in_place) {
-          if (scaled) {
-            for (std::int64_t i = 0; i < n; ++i) {
-              co[i] *= a32;
-              so[i] *= a32;
-            }
-          }
-          std::memcpy(co + n, co, static_cast<std::size_t>(n) * sizeof(float));
-          std::memcpy(so + n, so, static_cast<std::size_t>(n) * sizeof(float));
-          return;
-        }
-        for (std::int64_t i = 0; i < n; ++i) {
-          const float cv = scaled ? c[i] * a32 : c[i];
-          const float sv = scaled ? s[i] * a32 : s[i];
-          if (half) {
-            co[i] = co[i + n] = cv;
-            so[i] = so[i + n] = sv;
-          } else {
-            co[2 * i] = co[2 * i + 1] = cv;
-            so[2 * i] = so[2 * i + 1] = sv;
-          }
-        }
-      },
-      in_place ? sin : nullptr, in_place ? cos : nullptr, rd);
-  return done ? EncodingError{} : out_of_memory();
+  return {};
 }
 
-EncodingError RotaryEmbedding::apply(const RotaryRows& rows, std::int64_t heads, float* x,
-                                     std::size_t x_len) const {
-  double L = 0;
-  EncodingError e = check_rows(rows, &L);
+EncodingError RotaryEmbedding::check_apply(const RotaryRows& rows, std::int64_t heads,
+                                           const float* x, std::size_t x_len,
+                                           double* sequence_length) const {
+  EncodingError e = check_rows(rows, sequence_length);
   if (!e.ok()) return e;
-  const std::int64_t hd = spec_.head_dim, rd = spec_.rotary_dim, n = rd / 2;
+  const std::int64_t hd = spec_.head_dim;
   if (heads < 1 || heads > kMaxRotaryElements / hd ||
       rows.count > kMaxRotaryElements / (heads * hd))
     return encoding_error(EncodingStatus::invalid_argument, "heads",
@@ -309,31 +151,7 @@ EncodingError RotaryEmbedding::apply(const RotaryRows& rows, std::int64_t heads,
     return encoding_error(
         EncodingStatus::size_mismatch, "x",
         "must hold length * heads * headDim = " + std::to_string(want) + " floats");
-  const AngleSet* set = nullptr;
-  std::unique_ptr<AngleSet> temporary;
-  e = angle_set_for(L, &set, &temporary);
-  if (!e.ok()) return e;
-  Buffer<float> pairs;  // interleaved: each cosine twice, (-sin, sin)
-  if (spec_.layout == RotaryLayout::interleaved && !pairs.resize(static_cast<std::size_t>(2 * rd)))
-    return out_of_memory();
-  const std::int64_t row_floats = heads * hd;
-  const bool done =
-      for_each_row(*set, rows, true, [&](std::int64_t r, const float* c, const float* s) {
-        float* row = x + r * row_floats;
-        if (spec_.layout == RotaryLayout::half) {
-          detail::rotary_kernel::rotate_half(c, s, n, heads, hd, row);
-        } else {
-          float* cd = pairs.data();
-          float* ss = cd + rd;
-          for (std::int64_t i = 0; i < n; ++i) {
-            cd[2 * i] = cd[2 * i + 1] = c[i];
-            ss[2 * i] = -s[i];
-            ss[2 * i + 1] = s[i];
-          }
-          detail::rotary_kernel::rotate_interleaved(cd, ss, rd, heads, hd, row);
-        }
-      });
-  return done ? EncodingError{} : out_of_memory();
+  return {};
 }
 
 }  // namespace posenc

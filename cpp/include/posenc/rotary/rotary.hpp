@@ -84,6 +84,11 @@ class RotaryEmbedding {
  private:
   struct AngleSet;
   EncodingError check_rows(const RotaryRows& rows, double* sequence_length) const;
+  EncodingError check_cos_sin(const RotaryRows& rows, const float* cos, const float* sin,
+                              std::size_t cos_len, std::size_t sin_len,
+                              double* sequence_length) const;
+  EncodingError check_apply(const RotaryRows& rows, std::int64_t heads, const float* x,
+                            std::size_t x_len, double* sequence_length) const;
   EncodingError angle_set_for(double sequence_length, const AngleSet** set,
                               std::unique_ptr<AngleSet>* temporary) const;
   // Calls row_fn(r, cos, sin) with each row's float32 values (times A when for_apply); when
