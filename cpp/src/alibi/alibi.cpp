@@ -8,6 +8,7 @@
 
 #include "posenc/alibi.hpp"
 #include "posenc/buffer.hpp"
+#include "sincos/row_copy.hpp"
 
 namespace posenc {
 
@@ -123,13 +124,13 @@ EncodingError alibi_bias_rows(const AlibiSpec& s, std::int64_t first_row, std::i
     const std::int64_t d = s.offset + i;
     const std::int64_t seen = d + 1 < k ? d + 1 : k;  // keys 0 .. seen - 1 are at or before d
     // o[j] = value(d - j) = back[d_hi - d + j]
-    std::memcpy(o, back.data() + (d_hi - d), static_cast<std::size_t>(seen) * sizeof(float));
+    detail::copy_floats(o, back.data() + (d_hi - d), static_cast<std::size_t>(seen));
     if (seen < k) {
       if (s.mode == AlibiMode::causal) {
         for (std::int64_t j = seen; j < k; ++j)
           o[j] = minus_inf;
       } else {
-        std::memcpy(o + seen, ahead.data() + 1, static_cast<std::size_t>(k - seen) * sizeof(float));
+        detail::copy_floats(o + seen, ahead.data() + 1, static_cast<std::size_t>(k - seen));
       }
     }
   }

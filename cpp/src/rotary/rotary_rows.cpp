@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "rotary/angle_set.hpp"
+#include "sincos/row_copy.hpp"
 
 namespace posenc {
 
@@ -87,8 +88,8 @@ EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos, float
               so[i] *= a32;
             }
           }
-          std::memcpy(co + n, co, static_cast<std::size_t>(n) * sizeof(float));
-          std::memcpy(so + n, so, static_cast<std::size_t>(n) * sizeof(float));
+          detail::copy_floats(co + n, co, static_cast<std::size_t>(n));
+          detail::copy_floats(so + n, so, static_cast<std::size_t>(n));
           return;
         }
         for (std::int64_t i = 0; i < n; ++i) {

@@ -10,6 +10,7 @@
 #include "posenc/sincos2d.hpp"
 #include "sincos/float32_chain.hpp"
 #include "sincos/kernel_f64.hpp"
+#include "sincos/row_copy.hpp"
 
 namespace posenc {
 
@@ -101,7 +102,7 @@ EncodingError Sincos2dTable::write_rows(std::int64_t first_row, std::int64_t row
     return encoding_error(
         EncodingStatus::size_mismatch, "out",
         "must hold rowCount * dim = " + std::to_string(row_count * dim) + " floats");
-  const std::size_t quarter = static_cast<std::size_t>(q) * sizeof(float);
+  const std::size_t qn = static_cast<std::size_t>(q);
   const std::int64_t cls = spec_.cls_token ? 1 : 0;
   for (std::int64_t r = 0; r < row_count; ++r) {
     float* o = out + r * dim;
@@ -111,9 +112,9 @@ EncodingError Sincos2dTable::write_rows(std::int64_t first_row, std::int64_t row
       continue;
     }
     if (spec_.preset == Sincos2dPreset::mae) {
-      const std::int64_t i = t / spec_.width, j = t % spec_.width;     // grid row, grid column
-      std::memcpy(o, table_.data() + j * 2 * q, 2 * quarter);          // 1d(grid[0] = j): sin, cos
-      std::memcpy(o + 2 * q, table_.data() + i * 2 * q, 2 * quarter);  // 1d(grid[1] = i)
+      const std::int64_t i = t / spec_.width, j = t % spec_.width;  // grid row, grid column
+      detail::copy_floats(o, table_.data() + j * 2 * q, 2 * qn);    // 1d(grid[0] = j): sin, cos
+      detail::copy_floats(o + 2 * q, table_.data() + i * 2 * q, 2 * qn);  // 1d(grid[1] = i)
       continue;
     }
     // timm: ndgrid over [height, width] (or [width, height]): t = a * fast + b.
@@ -121,13 +122,13 @@ EncodingError Sincos2dTable::write_rows(std::int64_t first_row, std::int64_t row
     const float* ta = table_.data() + (t / fast) * 2 * q;  // [sin(a b) | cos(a b)]
     const float* tb = table_.data() + (t % fast) * 2 * q;
     if (spec_.interleave_sin_cos) {
-      std::memcpy(o, ta, 2 * quarter);
-      std::memcpy(o + 2 * q, tb, 2 * quarter);
+      detail::copy_floats(o, ta, 2 * qn);
+      detail::copy_floats(o + 2 * q, tb, 2 * qn);
     } else {
-      std::memcpy(o, ta, quarter);              // sin(a b)
-      std::memcpy(o + q, tb, quarter);          // sin(b b)
-      std::memcpy(o + 2 * q, ta + q, quarter);  // cos(a b)
-      std::memcpy(o + 3 * q, tb + q, quarter);  // cos(b b)
+      detail::copy_floats(o, ta, qn);              // sin(a b)
+      detail::copy_floats(o + q, tb, qn);          // sin(b b)
+      detail::copy_floats(o + 2 * q, ta + q, qn);  // cos(a b)
+      detail::copy_floats(o + 3 * q, tb + q, qn);  // cos(b b)
     }
   }
   return {};
