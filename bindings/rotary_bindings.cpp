@@ -141,14 +141,14 @@ class Rotary : public Errors {
     const double* q = reinterpret_cast<const double*>(request);
     const posenc::RotaryRows rows = rows_of(q);
     return keep(rotary_.apply(rows, static_cast<std::int64_t>(q[kHeads]), at<float>(q[kOut]),
-                              static_cast<std::size_t>(q[kOutLen])));
+                              static_cast<std::size_t>(q[kOutLen]), &cache_));
   }
 
   int cosSin(std::uintptr_t request) {
     const double* q = reinterpret_cast<const double*>(request);
     const posenc::RotaryRows rows = rows_of(q);
     const std::size_t len = static_cast<std::size_t>(q[kOutLen]);
-    return keep(rotary_.cos_sin(rows, at<float>(q[kOut]), at<float>(q[kOut2]), len, len));
+    return keep(rotary_.cos_sin(rows, at<float>(q[kOut]), at<float>(q[kOut2]), len, len, &cache_));
   }
 
  private:
@@ -187,6 +187,7 @@ class Rotary : public Errors {
   }
 
   posenc::RotaryEmbedding rotary_;
+  posenc::RotaryAnchorCache cache_;  // the last block anchor: one-row decoding calls skip it
 };
 
 // ALiBi: slopes, and rows of the bias tensor (alibi.js writes the request).

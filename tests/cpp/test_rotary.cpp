@@ -165,6 +165,19 @@ TEST_CASE("rotary: one row, chunks and explicit positions equal the bulk call bi
       REQUIRE(rot.apply(one, heads, single.data() + r * heads * hd, heads * hd).ok());
     }
     CHECK(single == bulk);
+    // The same one row at a time through an anchor cache (shared with another embedding between
+    // calls, which must refill it): the same bits.
+    RotaryAnchorCache cache;
+    const RotaryEmbedding other = make(explicit_spec(64, 64, layout, 10000.0));
+    std::vector<float> cached_rows = x, scratch(heads * hd, 0.5f);
+    for (std::int64_t r = 0; r < len; ++r) {
+      RotaryRows one;
+      one.count = 1;
+      one.first_position = 4000 + static_cast<double>(r);
+      REQUIRE(rot.apply(one, heads, cached_rows.data() + r * heads * hd, heads * hd, &cache).ok());
+      if (r % 50 == 7) REQUIRE(other.apply(one, heads, scratch.data(), heads * hd, &cache).ok());
+    }
+    CHECK(cached_rows == bulk);
     std::vector<double> positions(len);
     for (std::int64_t r = 0; r < len; ++r)
       positions[r] = 4000 + static_cast<double>(r);

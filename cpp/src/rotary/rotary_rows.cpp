@@ -13,8 +13,8 @@ using namespace rotary_detail;
 
 template <class RowFn>
 bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
-                                   RowFn row_fn, float* direct_s, float* direct_c,
-                                   std::int64_t direct_stride) const {
+                                   RotaryAnchorCache* cache, RowFn row_fn, float* direct_s,
+                                   float* direct_c, std::int64_t direct_stride) const {
   // Scratch: anchor sines and cosines (float64), the row's float32 cos and sin.
   const std::int64_t np = set.np;
   Buffer<double> anchor;
@@ -28,6 +28,17 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
   float* c = s + np;
   const double scale = for_apply ? set.attention : 1.0;
   double cached = -1;
+  // A cache holds the anchor of these frequencies: sa, ca then point into it.
+  const std::size_t w_bytes = static_cast<std::size_t>(np) * sizeof(double);
+  const bool cache_holds_set = cache != nullptr && cache->pairs_ == np &&
+                               std::memcmp(cache->data_.data(), set.w.data(), w_bytes) == 0;
+  double* const own_sa = sa;
+  double* const own_ca = ca;
+  if (cache_holds_set) {
+    cached = cache->anchor_;
+    sa = cache->data_.data() + np;
+    ca = sa + np;
+  }
   for (std::int64_t r = 0; r < rows.count; ++r) {
     const double p = rows.positions != nullptr ? rows.positions[r]
                                                : rows.first_position + static_cast<double>(r);
@@ -37,15 +48,20 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
       const double a = p - std::fmod(p, static_cast<double>(kBlock));
       e = static_cast<std::int64_t>(p - a);
       if (a != cached) {
+        sa = own_sa;
+        ca = own_ca;
         detail::rotary_kernel::sincos_f64(set.w.data(), np, a, sa, ca);
         cached = a;
       }
-    } else if (fast) {
-      detail::rotary_kernel::sincos_f64(set.w.data(), np, p, sa, ca);
-      cached = -1;
     } else {
-      for (std::int64_t i = 0; i < np; ++i)
-        sincos_any(p, set.w.data()[i], sa[i], ca[i]);
+      sa = own_sa;
+      ca = own_ca;
+      if (fast) {
+        detail::rotary_kernel::sincos_f64(set.w.data(), np, p, sa, ca);
+      } else {
+        for (std::int64_t i = 0; i < np; ++i)
+          sincos_any(p, set.w.data()[i], sa[i], ca[i]);
+      }
       cached = -1;
     }
     // The row's float32 sines and cosines: into the caller's rows when it gives them (np floats
@@ -56,11 +72,23 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
                                          set.step_c.data() + e * np, np, scale, rs, rc);
     row_fn(r, rc, rs);
   }
+  // Keep the last anchor for the next call (a few doubles per pair; skipped if out of memory).
+  if (cache != nullptr && cached >= 0 && !(cache_holds_set && cached == cache->anchor_) &&
+      sa == own_sa) {
+    cache->pairs_ = 0;
+    if (cache->data_.reserve(static_cast<std::size_t>(3 * np))) {
+      std::memcpy(cache->data_.data(), set.w.data(), w_bytes);
+      std::memcpy(cache->data_.data() + np, sa, 2 * w_bytes);
+      cache->pairs_ = np;
+      cache->anchor_ = cached;
+    }
+  }
   return true;
 }
 
 EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos, float* sin,
-                                       std::size_t cos_len, std::size_t sin_len) const {
+                                       std::size_t cos_len, std::size_t sin_len,
+                                       RotaryAnchorCache* cache) const {
   double L = 0;
   EncodingError e = check_cos_sin(rows, cos, sin, cos_len, sin_len, &L);
   if (!e.ok()) return e;
@@ -77,7 +105,7 @@ EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos, float
   // which is then copied to the second half (torch.cat((freqs, freqs))).
   const bool in_place = half && n % 4 == 0;
   const bool done = for_each_row(
-      *set, rows, false,
+      *set, rows, false, cache,
       [&](std::int64_t r, const float* c, const float* s) {
         float* co = cos + r * rd;
         float* so = sin + r * rd;
@@ -109,7 +137,7 @@ EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos, float
 }
 
 EncodingError RotaryEmbedding::apply(const RotaryRows& rows, std::int64_t heads, float* x,
-                                     std::size_t x_len) const {
+                                     std::size_t x_len, RotaryAnchorCache* cache) const {
   double L = 0;
   EncodingError e = check_apply(rows, heads, x, x_len, &L);
   if (!e.ok()) return e;
@@ -123,7 +151,7 @@ EncodingError RotaryEmbedding::apply(const RotaryRows& rows, std::int64_t heads,
     return out_of_memory();
   const std::int64_t row_floats = heads * hd;
   const bool done =
-      for_each_row(*set, rows, true, [&](std::int64_t r, const float* c, const float* s) {
+      for_each_row(*set, rows, true, cache, [&](std::int64_t r, const float* c, const float* s) {
         float* row = x + r * row_floats;
         if (spec_.layout == RotaryLayout::half) {
           detail::rotary_kernel::rotate_half(c, s, n, heads, hd, row);

@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "posenc/buffer.hpp"
 #include "posenc/encoding_error.hpp"
 #include "posenc/rotary/spec.hpp"
 
@@ -48,6 +49,24 @@ struct RotaryRows {
   double sequence_length = 0.0;
 };
 
+// The last block anchor of a frequency set, kept between calls of a few rows (incremental
+// decoding: one row per call, 32 positions per block), so that such a call costs the rotation
+// only. Optional; a cache may be passed to any RotaryEmbedding (it keeps a copy of the frequencies
+// its anchor belongs to and is refilled on any mismatch), and a row's values are the same bits with
+// or without it. Not thread-safe: one per thread. About 32 bytes per rotating pair.
+class RotaryAnchorCache {
+ public:
+  RotaryAnchorCache() = default;
+  RotaryAnchorCache(const RotaryAnchorCache&) = delete;
+  RotaryAnchorCache& operator=(const RotaryAnchorCache&) = delete;
+
+ private:
+  friend class RotaryEmbedding;
+  double anchor_ = -1;
+  std::int64_t pairs_ = 0;  // padded pair count of the frequencies below
+  Buffer<double> data_;     // frequencies | sin(anchor w) | cos(anchor w)
+};
+
 class RotaryEmbedding {
  public:
   RotaryEmbedding();
@@ -72,14 +91,14 @@ class RotaryEmbedding {
   // [w_0 .. w_{n-1}, w_0 .. w_{n-1}] (torch.cat((freqs, freqs))); interleaved: each frequency twice
   // (repeat_interleave). cos_len and sin_len must equal rows.count * rotary_dim.
   EncodingError cos_sin(const RotaryRows& rows, float* cos, float* sin, std::size_t cos_len,
-                        std::size_t sin_len) const;
+                        std::size_t sin_len, RotaryAnchorCache* cache = nullptr) const;
 
   // In place on x, rows.count x heads x head_dim floats, row-major ([L, heads, head_dim], as
   // q.transpose(1, 2) of HF's [batch, heads, L, head_dim] for one batch entry): each pair (x, y) of
   // the rotating channels becomes A (x cos - y sin, y cos + x sin), the other channels are left as
   // they are. heads >= 1; x_len must equal rows.count * heads * head_dim.
-  EncodingError apply(const RotaryRows& rows, std::int64_t heads, float* x,
-                      std::size_t x_len) const;
+  EncodingError apply(const RotaryRows& rows, std::int64_t heads, float* x, std::size_t x_len,
+                      RotaryAnchorCache* cache = nullptr) const;
 
  private:
   struct AngleSet;
@@ -95,9 +114,9 @@ class RotaryEmbedding {
   // direct_s / direct_c are given, the values are written there (row r at r * direct_stride, np
   // floats: the caller's rows must be that wide).
   template <class RowFn>
-  bool for_each_row(const AngleSet& set, const RotaryRows& rows, bool for_apply, RowFn row_fn,
-                    float* direct_s = nullptr, float* direct_c = nullptr,
-                    std::int64_t direct_stride = 0) const;
+  bool for_each_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
+                    RotaryAnchorCache* cache, RowFn row_fn, float* direct_s = nullptr,
+                    float* direct_c = nullptr, std::int64_t direct_stride = 0) const;
 
   RotarySpec spec_;
   bool ready_ = false;
