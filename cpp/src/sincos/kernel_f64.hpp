@@ -141,3 +141,12 @@ inline void rotate_to_f32(const double* sa, const double* ca, const double* sd, 
 
 }  // namespace posenc::detail::simd
 #endif
+
+// The float64 row kernels this build runs.
+namespace posenc::detail {
+#if defined(__wasm_simd128__)
+namespace f64_kernel = simd;
+#else
+namespace f64_kernel = scalar;
+#endif
+}  // namespace posenc::detail

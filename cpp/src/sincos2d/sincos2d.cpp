@@ -74,7 +74,7 @@ EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
   std::memcpy(wp.data(), w.data(), static_cast<std::size_t>(q) * sizeof(double));
   for (std::int64_t p = 0; p < side; ++p) {
     // Angles p * w <= 65535 * w_0 with w_0 = 1: always within the fast reduction.
-    detail::scalar::sincos_f64(wp.data(), qp, static_cast<double>(p), s.data(), c.data());
+    detail::f64_kernel::sincos_f64(wp.data(), qp, static_cast<double>(p), s.data(), c.data());
     float* row = table_.data() + p * 2 * q;
     for (std::int64_t k = 0; k < q; ++k) {
       row[k] = static_cast<float>(s[static_cast<std::size_t>(k)]);
