@@ -292,3 +292,27 @@ TEST_CASE("rotary positions beyond 2^24 and up to 2^31 - 1 stay bounded", "[rota
     }
   }
 }
+
+TEST_CASE("rotary angles beyond 2^31 are reduced modulo 2 pi in double-double", "[rotary]") {
+  // longrope with a tiny short factor: w_0 = 1 / 0.001 = 1000, so p w reaches 2^41.
+  RotarySpec spec = explicit_spec(4, 4, RotaryLayout::half);
+  spec.scaling.type = RopeScalingType::longrope;
+  spec.scaling.original_max_positions = 2147483648.0;  // every call uses the short factors
+  spec.scaling.short_factor = {0.001, 1.0};
+  spec.scaling.long_factor = {1.0, 1.0};
+  const RotaryEmbedding rot = make(spec);
+  const double w0 = rot.inverse_frequencies()[0];
+  CHECK(w0 == Approx(1000.0));
+  for (double p : {3e6, 1e7, 123456789.0, 2147483647.0}) {
+    RotaryRows rows;
+    rows.count = 1;
+    rows.first_position = p;
+    std::vector<float> c(4), s(4);
+    REQUIRE(rot.cos_sin(rows, c.data(), s.data(), 4, 4).ok());
+    INFO("p " << p << " angle " << p * w0);
+    // The float64 angle p * w0 (not exact here: within 2^-11 of p w0 at 2^41) is the reference.
+    CHECK(std::fabs(c[0] - cos_exact(p, w0)) <= 1e-3);
+    CHECK(std::fabs(s[0] - sin_exact(p, w0)) <= 1e-3);
+    CHECK(std::fabs(c[0] - std::cos(p * w0)) <= 1e-6);
+  }
+}

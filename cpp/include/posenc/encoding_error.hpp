@@ -36,4 +36,7 @@ EncodingError encoding_error(EncodingStatus status, const std::string& argument,
 // "4096", "1.5e+30", "NaN", "Infinity").
 std::string format_number(double v);
 
+// An integer in decimal (what std::to_string does, without linking printf into the wasm).
+std::string integer_text(std::int64_t v);
+
 }  // namespace posenc

@@ -42,7 +42,7 @@ void slopes(std::int64_t n, std::vector<double>* out) {
 
 EncodingError bad(const char* name, const std::string& requirement, std::int64_t got) {
   return encoding_error(EncodingStatus::invalid_argument, name,
-                        requirement + " (got " + std::to_string(got) + ")");
+                        requirement + " (got " + integer_text(got) + ")");
 }
 
 }  // namespace
@@ -87,7 +87,7 @@ EncodingError alibi_bias_rows(const AlibiSpec& s, std::int64_t first_row, std::i
   if (out == nullptr || out_len != static_cast<std::size_t>(row_count * k))
     return encoding_error(
         EncodingStatus::size_mismatch, "out",
-        "must hold rowCount * keyLength = " + std::to_string(row_count * k) + " floats");
+        "must hold rowCount * keyLength = " + integer_text(row_count * k) + " floats");
   std::vector<double> m;
   slopes(s.heads, &m);
   // Per head, two tables of float32(-(m d)): `back` over the distances d = (offset + i) - j >= 0

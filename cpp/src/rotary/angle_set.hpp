@@ -25,15 +25,28 @@ inline std::int64_t pad4(std::int64_t n) {
   return (n + 3) / 4 * 4;
 }
 
-// sin and cos of p w >= 0 in float64: the fast reduction (of the exact product) below 2^31, libm
-// above.
+// sin and cos of p w >= 0 in float64: the fast reduction (of the exact product) below 2^31;
+// above, p w is first reduced modulo 2 pi (k = nearest(p w / 2 pi) below 2^53 for validated
+// specs: p < 2^31, w <= 1e6; k * 2 pi exact as a double-double) and then evaluated the same way.
+// No libm sin/cos: their large-argument reduction would add about 5 KB to the wasm, for angles
+// whose float64 value is already off by more than a float32 ulp.
 inline void sincos_any(double p, double w, double& s, double& c) {
   if (p * w <= detail::kReduceLimit) {
     detail::scalar::sincos_f64(&w, 1, p, &s, &c);
-  } else {
-    s = std::sin(p * w);
-    c = std::cos(p * w);
+    return;
   }
+  constexpr double kTwoPiHi = 0x1.921fb54442d18p+2, kTwoPiLo = 0x1.1a62633145c07p-52;
+  const double x = p * w;
+  const double k = std::nearbyint(x / kTwoPiHi);
+  double kh, kl, th, tl;
+  detail::scalar::split_f64(k, kh, kl);
+  detail::scalar::split_f64(kTwoPiHi, th, tl);
+  const double prod = k * kTwoPiHi;
+  const double prod_err = ((kh * th - prod) + kh * tl + kl * th) + kl * tl;
+  double r = ((x - prod) - prod_err) - k * kTwoPiLo;
+  if (r < 0) r += kTwoPiHi;
+  const double one = 1.0;
+  detail::scalar::sincos_f64(&one, 1, r, &s, &c);
 }
 
 // Validated specs give finite frequencies >= 0; checked again so that no kernel ever sees others.
@@ -80,7 +93,7 @@ struct RotaryEmbedding::AngleSet {
     for (std::int64_t e = 0; e < blocks; ++e)
       for (std::int64_t i = 0; i < np; ++i)
         rotary_detail::sincos_any(static_cast<double>(e), w.data()[i], step_s.data()[e * np + i],
-                   step_c.data()[e * np + i]);
+                                  step_c.data()[e * np + i]);
     return true;
   }
 };

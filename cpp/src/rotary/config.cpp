@@ -59,7 +59,7 @@ EncodingError read_numbers(const JsonValue& obj, const char* key, const std::str
   for (std::size_t i = 0; i < v->items.size(); ++i) {
     const JsonValue& item = v->items[i];
     if (item.type != JsonValue::Type::number || !std::isfinite(item.number))
-      return wrong_type(prefix + key + "[" + std::to_string(i) + "]", "a finite number");
+      return wrong_type(prefix + key + "[" + integer_text(i) + "]", "a finite number");
     out->push_back(item.number);
   }
   return {};
@@ -265,7 +265,7 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
   if (spec.head_dim < 2 || spec.head_dim > kMaxRotaryHeadDim)
     return encoding_error(
         EncodingStatus::invalid_argument, head_name,
-        "must give a head dim from 2 to 65536 (got " + std::to_string(spec.head_dim) + ")");
+        "must give a head dim from 2 to 65536 (got " + integer_text(spec.head_dim) + ")");
 
   // rotary dim: rotary_dim (GPT-J, CodeGen), else int(head_dim * partial_rotary_factor).
   std::int64_t rotary_dim = 0;
@@ -291,8 +291,8 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
   if (rotary_dim < 2 || rotary_dim > spec.head_dim || rotary_dim % 2 != 0)
     return encoding_error(EncodingStatus::invalid_argument, rotary_name,
                           "must give an even rotary dim from 2 to the head dim " +
-                              std::to_string(spec.head_dim) + " (got " +
-                              std::to_string(rotary_dim) + ")");
+                              integer_text(spec.head_dim) + " (got " + integer_text(rotary_dim) +
+                              ")");
   spec.rotary_dim = rotary_dim;
   if (model_type == "gptj" || model_type == "codegen") spec.layout = RotaryLayout::interleaved;
 

@@ -66,7 +66,7 @@ EncodingError RotaryEmbedding::check_rows(const RotaryRows& rows, double* sequen
                           "is not initialised (init() did not return ok)");
   if (rows.count < 1 || rows.count > kMaxRotaryElements)
     return encoding_error(EncodingStatus::invalid_argument, "length",
-                          "must be an integer >= 1 (got " + std::to_string(rows.count) + ")");
+                          "must be an integer >= 1 (got " + integer_text(rows.count) + ")");
   auto bad_position = [](const std::string& name, double v) {
     return encoding_error(
         EncodingStatus::invalid_position, name,
@@ -77,7 +77,7 @@ EncodingError RotaryEmbedding::check_rows(const RotaryRows& rows, double* sequen
     for (std::int64_t r = 0; r < rows.count; ++r) {
       const double p = rows.positions[r];
       if (!(p >= 0 && p <= kMaxRotaryPosition))
-        return bad_position("positions[" + std::to_string(r) + "]", p);
+        return bad_position("positions[" + integer_text(r) + "]", p);
       largest = std::max(largest, p);
     }
   } else {
@@ -127,10 +127,10 @@ EncodingError RotaryEmbedding::check_cos_sin(const RotaryRows& rows, const float
   const std::size_t want = static_cast<std::size_t>(rows.count * rd);
   if (cos == nullptr || cos_len != want)
     return encoding_error(EncodingStatus::size_mismatch, "cos",
-                          "must hold length * rotaryDim = " + std::to_string(want) + " floats");
+                          "must hold length * rotaryDim = " + integer_text(want) + " floats");
   if (sin == nullptr || sin_len != want)
     return encoding_error(EncodingStatus::size_mismatch, "sin",
-                          "must hold length * rotaryDim = " + std::to_string(want) + " floats");
+                          "must hold length * rotaryDim = " + integer_text(want) + " floats");
   return {};
 }
 
@@ -145,12 +145,11 @@ EncodingError RotaryEmbedding::check_apply(const RotaryRows& rows, std::int64_t 
     return encoding_error(EncodingStatus::invalid_argument, "heads",
                           "must be an integer >= 1 with length * heads * headDim at most 2^31 - 1 "
                           "(got " +
-                              std::to_string(heads) + ")");
+                              integer_text(heads) + ")");
   const std::size_t want = static_cast<std::size_t>(rows.count * heads * hd);
   if (x == nullptr || x_len != want)
-    return encoding_error(
-        EncodingStatus::size_mismatch, "x",
-        "must hold length * heads * headDim = " + std::to_string(want) + " floats");
+    return encoding_error(EncodingStatus::size_mismatch, "x",
+                          "must hold length * heads * headDim = " + integer_text(want) + " floats");
   return {};
 }
 

@@ -68,11 +68,11 @@ bool finite(double v) {
 
 EncodingError check_factors(const char* name, const std::vector<double>& f, std::int64_t pairs) {
   if (static_cast<std::int64_t>(f.size()) != pairs)
-    return bad(name, "must hold rotaryDim / 2 = " + std::to_string(pairs) + " numbers",
+    return bad(name, "must hold rotaryDim / 2 = " + integer_text(pairs) + " numbers",
                static_cast<double>(f.size()));
   for (std::size_t i = 0; i < f.size(); ++i)
     if (!(f[i] >= 1e-6 && f[i] <= 1e6))
-      return bad((std::string(name) + "[" + std::to_string(i) + "]").c_str(),
+      return bad((std::string(name) + "[" + integer_text(i) + "]").c_str(),
                  "must be a number from 1e-6 to 1e6", f[i]);
   return {};
 }

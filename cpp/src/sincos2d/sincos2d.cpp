@@ -101,7 +101,7 @@ EncodingError Sincos2dTable::write_rows(std::int64_t first_row, std::int64_t row
   if (out == nullptr || out_len != static_cast<std::size_t>(row_count * dim))
     return encoding_error(
         EncodingStatus::size_mismatch, "out",
-        "must hold rowCount * dim = " + std::to_string(row_count * dim) + " floats");
+        "must hold rowCount * dim = " + integer_text(row_count * dim) + " floats");
   const std::size_t qn = static_cast<std::size_t>(q);
   const std::int64_t cls = spec_.cls_token ? 1 : 0;
   for (std::int64_t r = 0; r < row_count; ++r) {
