@@ -1,8 +1,10 @@
 // Type declarations of the posenc package (written by hand; checked with tsc --strict in tests).
 
 import type { LayerApi } from './layer.js';
+import type { RotaryApi } from './rotary.js';
 
 export * from './layer.js';
+export * from './rotary.js';
 
 /** A preset name: each reproduces one framework's table exactly (to float32 rounding). */
 export type PresetName =
@@ -134,7 +136,7 @@ export interface Encoder {
  * The encodings of a loaded instance: what `posenc/encoding`'s init() returns (and `posenc`'s, with
  * the transformer). Instances are independent (each has its own wasm memory).
  */
-export interface PosencEncoding {
+export interface PosencEncoding extends RotaryApi {
   /** True when the wasm SIMD build runs, false for the baseline build. */
   readonly simd: boolean;
   /** The named presets and what each reproduces. */

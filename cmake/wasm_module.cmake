@@ -1,6 +1,7 @@
 # The wasm modules of the npm package: one per core build (SIMD and baseline), each an ES module
 # glue file plus its .wasm, written to dist/ by `npm run build` (scripts/build.mjs). The bindings
-# are embind (bindings/bind_*.cpp: the classes SinusoidalEncoder, TransformerEncoderLayer, Model,
+# are embind (bindings/bind_*.cpp: the classes SinusoidalEncoder, TransformerEncoderLayer, Model;
+# bindings/rotary_bindings.cpp: Rotary, Alibi, Sincos2d;
 # the limits, enums and value objects the JS layer reads in bindings/js/core.js); malloc and free
 # are the only plain exports. -sDYNAMIC_EXECUTION=0 keeps embind from building its invokers with
 # `new Function`, so a strict Content-Security-Policy (script-src 'self' 'wasm-unsafe-eval')
@@ -46,14 +47,16 @@ function(posenc_add_wasm_module name core)
 endfunction()
 
 # The package's main entry (`posenc`): every binding.
-set(POSENC_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp bindings/bind_nn.cpp)
+set(POSENC_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp bindings/bind_nn.cpp
+                    bindings/rotary_bindings.cpp)
 posenc_add_wasm_module(posenc_simd posenc ${POSENC_BINDINGS})
 posenc_add_wasm_module(posenc_baseline_module posenc_baseline ${POSENC_BINDINGS})
 set_target_properties(posenc_baseline_module PROPERTIES OUTPUT_NAME posenc_baseline)
 
 # `posenc/encoding`: the encodings without the transformer. Linked without bind_nn.cpp, the core's
 # layer, model and safetensors reader drop out of the .wasm (README.md, "Bundlers").
-set(POSENC_ENCODING_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp)
+set(POSENC_ENCODING_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp
+                             bindings/rotary_bindings.cpp)
 posenc_add_wasm_module(posenc_encoding_simd posenc ${POSENC_ENCODING_BINDINGS})
 posenc_add_wasm_module(posenc_encoding_baseline_module posenc_baseline ${POSENC_ENCODING_BINDINGS})
 set_target_properties(posenc_encoding_baseline_module PROPERTIES OUTPUT_NAME posenc_encoding_baseline)

@@ -24,7 +24,7 @@ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPOSENC_SANITIZE=ON 
 cmake --build build/asan -j "$JOBS"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/asan --output-on-failure
 
-step "libFuzzer targets, about a minute each, from the committed seed corpus"
+step "libFuzzer targets, two minutes in all, from the committed seed corpus"
 bash scripts/fuzz.sh "${POSENC_FUZZ_SECONDS:-60}"
 
 step "wasm build (SIMD + baseline) and the Catch2 suite under Node"

@@ -1,7 +1,10 @@
 // Browser (and bundler) entry of posenc/encoding: the encodings without the transformer, over the
 // .wasm linked without them. Literal file names, as in browser.js, so bundlers emit the files.
 import { createInit } from './api.js';
+import { attachAlibiApi } from './alibi.js';
 import { attachEncoderApi } from './encoder.js';
+import { attachRotaryApi } from './rotary.js';
+import { attachSincos2dApi } from './sincos2d.js';
 
 export { simdSupported } from './api.js';
 
@@ -16,5 +19,5 @@ export const init = createInit(
     simd
       ? instantiate(import('./posenc_encoding_simd.mjs'), new URL('./posenc_encoding_simd.wasm', import.meta.url))
       : instantiate(import('./posenc_encoding_baseline.mjs'), new URL('./posenc_encoding_baseline.wasm', import.meta.url)),
-  [attachEncoderApi],
+  [attachEncoderApi, attachRotaryApi, attachAlibiApi, attachSincos2dApi],
 );

@@ -2,7 +2,10 @@
 // loadModel), over the .wasm linked without them (README.md, "Bundlers").
 import { readFile } from 'node:fs/promises';
 import { createInit } from './api.js';
+import { attachAlibiApi } from './alibi.js';
 import { attachEncoderApi } from './encoder.js';
+import { attachRotaryApi } from './rotary.js';
+import { attachSincos2dApi } from './sincos2d.js';
 
 export { simdSupported } from './api.js';
 
@@ -17,5 +20,5 @@ export const init = createInit(
     simd
       ? instantiate(import('./posenc_encoding_simd.mjs'), new URL('./posenc_encoding_simd.wasm', import.meta.url))
       : instantiate(import('./posenc_encoding_baseline.mjs'), new URL('./posenc_encoding_baseline.wasm', import.meta.url)),
-  [attachEncoderApi],
+  [attachEncoderApi, attachRotaryApi, attachAlibiApi, attachSincos2dApi],
 );

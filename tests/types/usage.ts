@@ -45,3 +45,27 @@ async function main(): Promise<void> {
 }
 
 void main();
+
+// The rotary, ALiBi and 2D families.
+async function families() {
+  const pe = await init();
+  const rot = pe.rotary({ headDim: 128, scaling: { type: 'yarn', factor: 4, originalMaxPositions: 4096 } });
+  const fromConfig = pe.rotary({ config: { rope_theta: 500000, hidden_size: 4096, num_attention_heads: 32 }, layout: 'half' });
+  const q: Float32Array = rot.apply(new Float32Array(2 * 4 * 128), { heads: 4, offset: 10 });
+  const { cos, sin } = rot.cosSin(16, { positions: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] });
+  const w: Float64Array = fromConfig.inverseFrequencies;
+  const a: number = rot.attentionScaling;
+  rot.dispose();
+  fromConfig[Symbol.dispose]();
+  const slopes: Float64Array = pe.alibiSlopes(12);
+  const bias: Float32Array = pe.alibiBias(12, 8, 8, { mode: 'symmetric', offset: 0 });
+  const grid: Float32Array = pe.encode2d(14, 14, 768, { preset: 'mae', clsToken: true });
+  // @ts-expect-error: unknown layout
+  pe.rotary({ headDim: 64, layout: 'zigzag' });
+  // @ts-expect-error: unknown scaling type
+  pe.rotary({ headDim: 64, scaling: { type: 'ntk' } });
+  // @ts-expect-error: mode is 'causal' or 'symmetric'
+  pe.alibiBias(1, 1, 1, { mode: 'future' });
+  void [q, cos, sin, w, a, slopes, bias, grid];
+}
+void families();

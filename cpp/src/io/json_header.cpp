@@ -1,6 +1,8 @@
 // The strict, bounded JSON parser of json_header.hpp.
 #include "io/json_header.hpp"
 
+#include <cmath>
+
 namespace posenc::detail {
 
 const JsonValue* JsonValue::find(const std::string& key) const {
@@ -10,6 +12,103 @@ const JsonValue* JsonValue::find(const std::string& key) const {
 }
 
 namespace {
+
+// Exact products and sums of doubles (Dekker, Knuth) for decimal_value.
+struct Pair {
+  double hi, lo;
+};
+
+Pair exact_product(double a, double b) {
+  auto split = [](double x, double& h, double& l) {
+    const double t = 134217729.0 * x;  // 2^27 + 1
+    h = t - (t - x);
+    l = x - h;
+  };
+  const double p = a * b;
+  double ah, al, bh, bl;
+  split(a, ah, al);
+  split(b, bh, bl);
+  return {p, ((ah * bh - p) + ah * bl + al * bh) + al * bl};
+}
+
+// (hi + lo) * m or / m in double-double (relative error about 2^-104).
+Pair scale_pair(Pair v, double m, bool divide) {
+  if (!divide) {
+    const Pair p = exact_product(v.hi, m);
+    const double lo = p.lo + v.lo * m;
+    const double hi = p.hi + lo;
+    return {hi, lo - (hi - p.hi)};
+  }
+  const double q1 = v.hi / m;
+  const Pair p = exact_product(q1, m);
+  const double q2 = (((v.hi - p.hi) - p.lo) + v.lo) / m;
+  const double hi = q1 + q2;
+  return {hi, q2 - (hi - q1)};
+}
+
+// The value of a JSON number literal [begin, end) (syntax already checked) as the nearest double:
+// up to 19 significant digits held exactly in an integer, scaled by the power of ten in
+// double-double arithmetic and rounded once, so the result is correctly rounded unless the
+// decimal lies within about 2^-100 (relative) of a midpoint between two doubles. Not strtod,
+// which would pull long-double arithmetic into the wasm (about 12 KB; see nn/model.cpp).
+double decimal_value(const char* p, const char* end) {
+  const bool negative = p < end && *p == '-';
+  if (negative) ++p;
+  std::uint64_t mantissa = 0;
+  int digits = 0;
+  long exponent = 0;
+  bool dropped = false;  // nonzero digits beyond the 19 kept
+  auto digit = [&](char c, bool fraction) {
+    if (digits < 19) {
+      mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
+      if (mantissa != 0) ++digits;
+      if (fraction) --exponent;
+    } else {
+      if (c != '0') dropped = true;
+      if (!fraction) ++exponent;
+    }
+  };
+  for (; p < end && *p >= '0' && *p <= '9'; ++p)
+    digit(*p, false);
+  if (p < end && *p == '.')
+    for (++p; p < end && *p >= '0' && *p <= '9'; ++p)
+      digit(*p, true);
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    ++p;
+    const bool negative_exponent = p < end && *p == '-';
+    if (p < end && (*p == '-' || *p == '+')) ++p;
+    long e = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; ++p)
+      if (e < 100000) e = e * 10 + (*p - '0');
+    exponent += negative_exponent ? -e : e;
+  }
+  if (mantissa == 0) return negative ? -0.0 : 0.0;
+  // A dropped digit only nudges the 19-digit mantissa: a quarter unit keeps it off any tie.
+  const double hi = static_cast<double>(mantissa);
+  const double rest =
+      static_cast<double>(static_cast<std::int64_t>(mantissa - static_cast<std::uint64_t>(hi)));
+  Pair v = {hi, rest + (dropped ? 0.25 : 0.0)};
+  // Scale by 10^|exponent| in steps of at most 10^22 (exact doubles). Beyond the double range the
+  // result is inf or 0.
+  if (exponent > 330) return negative ? -HUGE_VAL : HUGE_VAL;
+  if (exponent < -360) return negative ? -0.0 : 0.0;
+  static const double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const bool divide = exponent < 0;
+  // Work 2^600 away from the end of the range (exact scalings), so that no intermediate
+  // overflows or underflows; the final scaling back is exact for normal results.
+  const int shift = divide ? 600 : -600;
+  v = {std::ldexp(v.hi, shift), std::ldexp(v.lo, shift)};
+  long left = divide ? -exponent : exponent;
+  while (left > 0) {
+    const long step = left > 22 ? 22 : left;
+    v = scale_pair(v, kPow10[step], divide);
+    left -= step;
+  }
+  const double value = std::ldexp(v.hi + v.lo, -shift);
+  return negative ? -value : value;
+}
 
 class Parser {
  public:
@@ -237,6 +336,7 @@ class Parser {
 
   bool number(JsonValue* out) {
     out->type = JsonValue::Type::number;
+    const char* start = p_;
     bool negative = false;
     if (p_ < end_ && *p_ == '-') {
       negative = true;
@@ -273,6 +373,7 @@ class Parser {
     }
     out->is_uint = integer && fits && !negative;
     out->uint = out->is_uint ? v : 0;
+    out->number = decimal_value(start, p_);
     return true;
   }
 

@@ -15,9 +15,12 @@ struct JsonValue {
   Type type = Type::null;
   bool boolean = false;
   // Numbers: is_uint when the literal is a non-negative integer without fraction or exponent
-  // that fits in 64 bits (then uint holds it). Other numbers are accepted but not kept.
+  // that fits in 64 bits (then uint holds it). number holds every number literal's value as the
+  // nearest double (correctly rounded barring decimals within ~2^-100 of a midpoint; +-inf when
+  // the literal overflows, which readers of model configs refuse as not finite).
   bool is_uint = false;
   std::uint64_t uint = 0;
+  double number = 0.0;
   std::string string;             // strings (UTF-8, escapes decoded)
   std::vector<std::string> keys;  // objects: keys[i] belongs to items[i]
   std::vector<JsonValue> items;   // arrays and objects

@@ -1,0 +1,112 @@
+// Types of the rotary (RoPE), ALiBi and 2D sin-cos families (bindings/js/rotary.js, alibi.js,
+// sincos2d.js; the C++ contracts in cpp/include/posenc/rotary/, alibi.hpp, sincos2d.hpp).
+
+/** 'half': pairs (i, i + rotaryDim/2) (GPT-NeoX, LLaMA rotate_half); 'interleaved': pairs (2i, 2i+1) (GPT-J, RoFormer). */
+export type RotaryLayout = 'half' | 'interleaved';
+
+/** Hugging Face transformers' rope_type (modeling_rope_utils.py). */
+export type RopeScalingType = 'default' | 'linear' | 'dynamic' | 'yarn' | 'llama3' | 'longrope';
+
+/** Context extension, with the meanings and defaults of HF's rope_scaling keys. */
+export interface RopeScaling {
+  type: RopeScalingType;
+  /** factor (1..1e6; longrope > 0). */
+  factor?: number;
+  /** original_max_position_embeddings: the context the model was trained with (dynamic, yarn, llama3, longrope). */
+  originalMaxPositions?: number;
+  /** llama3 low_freq_factor and high_freq_factor. */
+  lowFreqFactor?: number;
+  highFreqFactor?: number;
+  /** yarn beta_fast (default 32) and beta_slow (default 1). */
+  betaFast?: number;
+  betaSlow?: number;
+  /** yarn / longrope attention_factor (default: HF's formula). */
+  attentionFactor?: number;
+  /** yarn mscale and mscale_all_dim (DeepSeek style attention factor). */
+  mscale?: number;
+  mscaleAllDim?: number;
+  /** yarn truncate (default true). */
+  truncate?: boolean;
+  /** longrope short_factor and long_factor, rotaryDim / 2 numbers each. */
+  shortFactor?: ArrayLike<number>;
+  longFactor?: ArrayLike<number>;
+}
+
+export interface RotaryOptions {
+  /** Channels per head, 2..65536 (required without config). */
+  headDim?: number;
+  /** theta, > 1. Default 10000. */
+  base?: number;
+  /** Channels that rotate: even, <= headDim. Default headDim (partial rotary leaves the rest unchanged). */
+  rotaryDim?: number;
+  /** Default 'half'. */
+  layout?: RotaryLayout;
+  scaling?: RopeScaling | null;
+  /**
+   * A model's Hugging Face config.json (object or JSON text): rope_theta, rope_scaling, head_dim,
+   * partial_rotary_factor / rotary_pct / rotary_dim, ... Frequencies are then HF's float32 inv_freq
+   * buffer, bit for bit; the other options override the config's values.
+   */
+  config?: object | string;
+}
+
+export interface RotaryRowOptions {
+  /** Position of row 0 (rows are offset, offset + 1, ...). Default 0. */
+  offset?: number;
+  /** One position per row instead of offset (each 0..2^31 - 1). */
+  positions?: ArrayLike<number>;
+}
+
+/** A rotary embedding owning wasm memory: call dispose() when done. */
+export interface Rotary {
+  readonly headDim: number;
+  readonly rotaryDim: number;
+  readonly layout: RotaryLayout;
+  readonly scaling: RopeScalingType;
+  /** What cos and sin are multiplied by (1, or yarn / longrope's attention factor). */
+  readonly attentionScaling: number;
+  /** The rotaryDim / 2 frequencies used (radians per position; for dynamic / longrope the set of short sequences). */
+  readonly inverseFrequencies: Float64Array;
+  readonly disposed: boolean;
+  /**
+   * In place on x, [L, heads, headDim] float32 row-major: every pair (x, y) of the rotating channels
+   * becomes A (x cos - y sin, y cos + x sin) at its row's position. Returns x. Each output is within
+   * 2^-22 * A * |(x, y)| of the float64 rotation (positions < 2^24).
+   */
+  apply(x: Float32Array, options?: RotaryRowOptions & { heads?: number }): Float32Array;
+  /** cos and sin, Float32Array(length * rotaryDim) each, in Hugging Face's layout, times attentionScaling. */
+  cosSin(length: number, options?: RotaryRowOptions): { cos: Float32Array; sin: Float32Array };
+  dispose(): void;
+  [Symbol.dispose](): void;
+}
+
+export type AlibiMode = 'causal' | 'symmetric';
+
+export type Sincos2dPreset = 'mae' | 'timm';
+
+export interface Encode2dOptions {
+  /** 'mae' (facebookresearch/mae get_2d_sincos_pos_embed, default) or 'timm' (build_sincos2d_pos_embed). */
+  preset?: Sincos2dPreset;
+  /** Default 10000 (timm's temperature). */
+  base?: number;
+  /** A zero first row (MAE's cls_token). */
+  clsToken?: boolean;
+  /** timm only: the grid over [width, height]. */
+  reverseCoord?: boolean;
+  /** timm only: [sin a | cos a | sin b | cos b]. */
+  interleaveSinCos?: boolean;
+}
+
+export interface RotaryApi {
+  /** A rotary embedding from explicit options or a Hugging Face config. */
+  rotary(options: RotaryOptions): Rotary;
+  /** ALiBi's slopes (the paper's get_slopes, float64), heads 1..65536. */
+  alibiSlopes(heads: number): Float64Array;
+  /**
+   * ALiBi's bias [heads, queryLength, keyLength]: causal (default) -slope * (offset + i - j) for
+   * j <= offset + i and -Infinity after; symmetric -slope * |offset + i - j|.
+   */
+  alibiBias(heads: number, queryLength: number, keyLength: number, options?: { mode?: AlibiMode; offset?: number }): Float32Array;
+  /** A 2D sin-cos table: Float32Array(((clsToken ? 1 : 0) + height * width) * dim); dim a multiple of 4. */
+  encode2d(height: number, width: number, dim: number, options?: Encode2dOptions): Float32Array;
+}

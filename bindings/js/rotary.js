@@ -1,0 +1,260 @@
+// Rotary position embedding (RoPE): pe.rotary({ headDim, base, rotaryDim, layout, scaling }) or
+// pe.rotary({ config, ...overrides }) returns a Rotary object owning a core RotaryEmbedding
+// (bindings/rotary_bindings.cpp): rot.apply(x, { heads, offset, positions }) rotates
+// [L, heads, headDim] in place, rot.cosSin(length, { offset, positions }) returns Hugging Face's
+// cos/sin tables, rot.inverseFrequencies / rot.attentionScaling say what is used.
+//
+// Data flows one way: options -> checks (check.js) -> one record of doubles in wasm memory -> the
+// core; rows go through the scratch region in chunks of about 256 KB, one call per chunk, and are
+// copied back into the caller's array (apply) or into new JS-owned arrays (cosSin).
+
+import {
+  checkBoolean,
+  checkEnum,
+  checkFloat32Array,
+  checkNumber,
+  checkNumberList,
+  checkOptionsObject,
+  typeError,
+} from './check.js';
+import { ownHandle } from './lifetime.js';
+
+export const ROTARY_LAYOUTS = ['half', 'interleaved'];
+// Indexed as posenc::RopeScalingType.
+export const ROPE_SCALING_TYPES = ['default', 'linear', 'dynamic', 'yarn', 'llama3', 'longrope'];
+
+const ROTARY_OPTIONS = new Set(['headDim', 'base', 'rotaryDim', 'layout', 'scaling', 'config']);
+const SCALING_OPTIONS = new Set([
+  'type', 'factor', 'originalMaxPositions', 'lowFreqFactor', 'highFreqFactor', 'betaFast', 'betaSlow',
+  'attentionFactor', 'mscale', 'mscaleAllDim', 'truncate', 'shortFactor', 'longFactor',
+]);
+const APPLY_OPTIONS = new Set(['heads', 'offset', 'positions']);
+const COS_SIN_OPTIONS = new Set(['offset', 'positions']);
+
+// Field indices of the records rotary_bindings.cpp reads (RotaryField, RowsField).
+const OPTION = {
+  headDim: 0, base: 1, rotaryDim: 2, layout: 3, scalingType: 4, factor: 5, originalMax: 6, lowFreq: 7,
+  highFreq: 8, betaFast: 9, betaSlow: 10, attention: 11, mscale: 12, mscaleAllDim: 13, truncate: 14,
+  shortFactor: 15, longFactor: 16, factorCount: 17,
+};
+const ROWS = { count: 0, first: 1, positions: 2, sequenceLength: 3, heads: 4, out: 5, outLen: 6, out2: 7 };
+const SCALING_NUMBERS = [
+  ['factor', OPTION.factor], ['originalMaxPositions', OPTION.originalMax], ['lowFreqFactor', OPTION.lowFreq],
+  ['highFreqFactor', OPTION.highFreq], ['betaFast', OPTION.betaFast], ['betaSlow', OPTION.betaSlow],
+  ['attentionFactor', OPTION.attention], ['mscale', OPTION.mscale], ['mscaleAllDim', OPTION.mscaleAllDim],
+];
+
+// Floats of scratch one chunk of rows uses (256 KB stays in cache).
+const SCRATCH_FLOATS = 65536;
+const MAX_POSITION = 2 ** 31 - 1;
+const encoder = new TextEncoder();
+
+/** The RangeError of a failed core call: the core's message names the argument or config key. */
+export function familyError(fn, handle) {
+  return new RangeError(`posenc.${fn}: ${handle.errorMessage()}`);
+}
+
+/**
+ * Checks explicit positions (finite, 0..2^31-1: the core's own check would name an index within
+ * a chunk) and returns them as a Float64Array with the largest.
+ */
+export function checkPositions(fn, list, length) {
+  checkNumberList(fn, 'positions', list, length);
+  const positions = Float64Array.from(list);
+  let largest = 0;
+  for (let i = 0; i < positions.length; i++) {
+    const p = positions[i];
+    if (!(p >= 0 && p <= MAX_POSITION)) {
+      throw new RangeError(`posenc.${fn}: positions[${i}] must be a finite number from 0 to 2^31 - 1, got ${list[i]}`);
+    }
+    if (p > largest) largest = p;
+  }
+  return { positions, largest };
+}
+
+/** Adds pe.rotary to `api` (ctx: see api.js). */
+export function attachRotaryApi(api, ctx) {
+  const { Module, scratch, withBuffers } = ctx;
+
+  // The scaling options into the record (numbers checked for type here, ranges by the core).
+  function writeScaling(fn, scaling, record) {
+    const s = checkOptionsObject(fn, scaling, SCALING_OPTIONS, 'scaling');
+    if (s.type === undefined) throw typeError(fn, 'scaling.type', `one of '${ROPE_SCALING_TYPES.join("', '")}'`, undefined);
+    record[OPTION.scalingType] = checkEnum(fn, 'scaling.type', s.type, ROPE_SCALING_TYPES);
+    for (const [name, field] of SCALING_NUMBERS) {
+      if (s[name] !== undefined) record[field] = checkNumber(fn, `scaling.${name}`, s[name]);
+    }
+    if (s.truncate !== undefined) record[OPTION.truncate] = checkBoolean(fn, 'scaling.truncate', s.truncate) ? 1 : 0;
+    const lists = {};
+    for (const name of ['shortFactor', 'longFactor']) {
+      if (s[name] === undefined) continue;
+      checkNumberList(fn, `scaling.${name}`, s[name], undefined, { expected: 'an Array or typed array of numbers' });
+      lists[name] = Float64Array.from(s[name]);
+    }
+    if (lists.shortFactor && lists.longFactor && lists.shortFactor.length !== lists.longFactor.length) {
+      throw new RangeError(`posenc.${fn}: scaling.shortFactor and scaling.longFactor must have the same length (rotaryDim / 2), got ${lists.shortFactor.length} and ${lists.longFactor.length}`);
+    }
+    return lists;
+  }
+
+  function newRotary(options) {
+    const fn = 'rotary';
+    const o = checkOptionsObject(fn, options, ROTARY_OPTIONS);
+    const record = new Float64Array(Module.ROTARY_OPTION_FIELDS).fill(NaN);
+    let text = null;
+    if (o.config !== undefined) {
+      const c = o.config;
+      if (typeof c === 'string') text = c;
+      else if (c !== null && typeof c === 'object' && !Array.isArray(c)) text = JSON.stringify(c);
+      else throw typeError(fn, 'config', "a model's config.json object (or its JSON text)", c);
+    } else if (o.headDim === undefined) {
+      throw typeError(fn, 'headDim', 'an integer number (or give config)', undefined);
+    }
+    if (o.headDim !== undefined) {
+      record[OPTION.headDim] = checkNumber(fn, 'headDim', o.headDim, { integer: true, min: 2, max: Module.ROTARY_MAX_HEAD_DIM });
+    }
+    if (o.base !== undefined) record[OPTION.base] = checkNumber(fn, 'base', o.base, { above: 1 });
+    if (o.rotaryDim !== undefined) {
+      record[OPTION.rotaryDim] = checkNumber(fn, 'rotaryDim', o.rotaryDim, { integer: true, min: 2, max: Module.ROTARY_MAX_HEAD_DIM });
+    }
+    if (o.layout !== undefined) record[OPTION.layout] = checkEnum(fn, 'layout', o.layout, ROTARY_LAYOUTS);
+    let lists = {};
+    if (o.scaling !== undefined && o.scaling !== null) lists = writeScaling(fn, o.scaling, record);
+    if (text === null) {
+      // Explicit options: the defaults of the JS API.
+      if (Number.isNaN(record[OPTION.base])) record[OPTION.base] = 10000;
+      if (Number.isNaN(record[OPTION.rotaryDim])) record[OPTION.rotaryDim] = 0; // = headDim
+      if (Number.isNaN(record[OPTION.layout])) record[OPTION.layout] = 0;
+      if (Number.isNaN(record[OPTION.scalingType])) record[OPTION.scalingType] = 0;
+    }
+    const bytes = text === null ? null : encoder.encode(text);
+    const factorCount = Math.max(lists.shortFactor?.length ?? 0, lists.longFactor?.length ?? 0);
+    record[OPTION.factorCount] = factorCount;
+    const handle = new Module.Rotary();
+    try {
+      withBuffers(
+        fn,
+        [record.length * 8, bytes ? bytes.length : null, lists.shortFactor ? factorCount * 8 : null, lists.longFactor ? factorCount * 8 : null],
+        (recordPtr, textPtr, shortPtr, longPtr) => {
+          if (shortPtr) Module.HEAPF64.set(lists.shortFactor, shortPtr / 8);
+          if (longPtr) Module.HEAPF64.set(lists.longFactor, longPtr / 8);
+          record[OPTION.shortFactor] = shortPtr;
+          record[OPTION.longFactor] = longPtr;
+          Module.HEAPF64.set(record, recordPtr / 8);
+          if (textPtr) Module.HEAPU8.set(bytes, textPtr);
+          const code = bytes ? handle.initConfig(textPtr, bytes.length, recordPtr) : handle.init(recordPtr);
+          if (code !== 0) throw familyError(fn, handle);
+        },
+      );
+    } catch (error) {
+      handle.delete();
+      throw error;
+    }
+    return makeRotary(handle);
+  }
+
+  function makeRotary(handle) {
+    const headDim = handle.headDim();
+    const rotaryDim = handle.rotaryDim();
+    const layout = ROTARY_LAYOUTS[handle.layout()];
+    const scaling = ROPE_SCALING_TYPES[handle.scalingType()];
+    const attentionScaling = handle.attentionScaling();
+    const inverseFrequencies = withBuffers('rotary', [(rotaryDim / 2) * 8], (ptr) => {
+      handle.inverseFrequencies(ptr);
+      return Module.HEAPF64.slice(ptr / 8, ptr / 8 + rotaryDim / 2);
+    });
+    const rot = {};
+    const live = ownHandle(rot, handle, (method) => `posenc.rotary.${method}: this rotary embedding was disposed`);
+
+    // Rows [r0, r0 + n) of a call: the record (8 doubles) after the positions after the data.
+    function runRows(fn, rows, rowFloats, outFloats, call) {
+      const chunkRows = Math.max(1, Math.min(rows.count, Math.floor(SCRATCH_FLOATS / rowFloats)));
+      const dataBytes = Math.ceil((chunkRows * rowFloats * 4) / 16) * 16;
+      const positionBytes = rows.positions ? chunkRows * 8 : 0;
+      const base = scratch(fn, dataBytes + positionBytes + 8 * 8);
+      const positionsPtr = rows.positions ? base + dataBytes : 0;
+      const recordPtr = base + dataBytes + positionBytes;
+      const record = new Float64Array(8);
+      record[ROWS.positions] = positionsPtr;
+      record[ROWS.sequenceLength] = rows.sequenceLength;
+      record[ROWS.out] = base;
+      for (let r0 = 0, n = 0; r0 < rows.count; r0 += n) {
+        n = Math.min(chunkRows, rows.count - r0);
+        if (positionsPtr) Module.HEAPF64.set(rows.positions.subarray(r0, r0 + n), positionsPtr / 8);
+        record[ROWS.count] = n;
+        record[ROWS.first] = rows.first + r0;
+        record[ROWS.outLen] = n * outFloats;
+        call(r0, n, base, record, recordPtr);
+      }
+    }
+
+    function resolveRows(fn, length, o) {
+      let first = 0;
+      if (o.offset !== undefined) first = checkNumber(fn, 'offset', o.offset, { min: 0, max: MAX_POSITION });
+      if (o.positions !== undefined) {
+        if (o.offset !== undefined) throw new TypeError(`posenc.${fn}: give offset or positions, not both`);
+        const { positions, largest } = checkPositions(fn, o.positions, length);
+        return { count: length, first: 0, positions, sequenceLength: largest + 1 };
+      }
+      if (first + length - 1 > MAX_POSITION) {
+        throw new RangeError(`posenc.${fn}: offset + length - 1 must be at most 2^31 - 1, got ${first + length - 1}`);
+      }
+      return { count: length, first, positions: null, sequenceLength: first + length };
+    }
+
+    rot.headDim = headDim;
+    rot.rotaryDim = rotaryDim;
+    rot.layout = layout;
+    rot.scaling = scaling;
+    rot.attentionScaling = attentionScaling;
+    rot.inverseFrequencies = inverseFrequencies;
+
+    /** Rotates x ([L, heads, headDim] float32, row-major) in place and returns it. */
+    rot.apply = function apply(x, options) {
+      const fn = 'rotary.apply';
+      const h = live('apply');
+      checkFloat32Array(fn, 'x', x);
+      const o = checkOptionsObject(fn, options, APPLY_OPTIONS);
+      const heads = o.heads === undefined ? 1 : checkNumber(fn, 'heads', o.heads, { integer: true, min: 1 });
+      const rowFloats = heads * headDim;
+      if (x.length === 0 || x.length % rowFloats !== 0) {
+        throw new RangeError(`posenc.${fn}: x must hold length * heads * headDim floats (a positive multiple of ${rowFloats}), got ${x.length}`);
+      }
+      const rows = resolveRows(fn, x.length / rowFloats, o);
+      runRows(fn, rows, rowFloats, rowFloats, (r0, n, dataPtr, record, recordPtr) => {
+        const from = r0 * rowFloats;
+        const count = n * rowFloats;
+        Module.HEAPF32.set(x.subarray(from, from + count), dataPtr / 4);
+        record[ROWS.heads] = heads;
+        Module.HEAPF64.set(record, recordPtr / 8);
+        if (h.apply(recordPtr) !== 0) throw familyError(fn, h);
+        x.set(Module.HEAPF32.subarray(dataPtr / 4, dataPtr / 4 + count), from);
+      });
+      return x;
+    };
+
+    /** { cos, sin }: Float32Array(length * rotaryDim) each, in Hugging Face's layout. */
+    rot.cosSin = function cosSin(length, options) {
+      const fn = 'rotary.cosSin';
+      const h = live('cosSin');
+      checkNumber(fn, 'length', length, { integer: true, min: 1, max: Math.floor((2 ** 31 - 1) / rotaryDim) });
+      const o = checkOptionsObject(fn, options, COS_SIN_OPTIONS);
+      const rows = resolveRows(fn, length, o);
+      const cos = new Float32Array(length * rotaryDim);
+      const sin = new Float32Array(length * rotaryDim);
+      runRows(fn, rows, 2 * rotaryDim, rotaryDim, (r0, n, dataPtr, record, recordPtr) => {
+        const count = n * rotaryDim;
+        record[ROWS.out2] = dataPtr + count * 4;
+        Module.HEAPF64.set(record, recordPtr / 8);
+        if (h.cosSin(recordPtr) !== 0) throw familyError(fn, h);
+        const heap = Module.HEAPF32;
+        cos.set(heap.subarray(dataPtr / 4, dataPtr / 4 + count), r0 * rotaryDim);
+        sin.set(heap.subarray(dataPtr / 4 + count, dataPtr / 4 + 2 * count), r0 * rotaryDim);
+      });
+      return { cos, sin };
+    };
+    return Object.freeze(rot);
+  }
+
+  api.rotary = newRotary;
+}

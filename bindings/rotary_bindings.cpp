@@ -1,0 +1,309 @@
+// The rotary, ALiBi and 2D sin-cos families for JavaScript (embind): the classes `Rotary`,
+// `Alibi` and `Sincos2d`. The JS side (bindings/js/rotary.js, alibi.js, sincos2d.js) checks
+// arguments, writes each call's numbers as one record of doubles into the instance's scratch
+// region and passes its address (one argument: 3.1.6's embind converts every argument through a
+// generic invoker under DYNAMIC_EXECUTION=0, tens of nanoseconds each), moves rows through the
+// scratch region in chunks, one call per chunk, and copies results into JS-owned arrays.
+//
+// Conventions: addresses are std::uintptr_t offsets into wasm memory; every fallible call returns
+// 0 or a posenc::EncodingStatus code, and errorArgument() / errorMessage() describe the last
+// failure of that object. No state outside the objects.
+#include <emscripten/bind.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "posenc/alibi.hpp"
+#include "posenc/rotary/rotary.hpp"
+#include "posenc/rotary/spec.hpp"
+#include "posenc/sincos2d.hpp"
+
+namespace {
+
+template <class T>
+T* at(double address) {
+  return reinterpret_cast<T*>(static_cast<std::uintptr_t>(address));
+}
+
+// The last error of an object. Each bound class declares its own errorArgument / errorMessage:
+// embind registers a member function under the class its pointer names, and a base class that is
+// not bound itself would leave the method pending forever.
+class Errors {
+ public:
+  int keep(const posenc::EncodingError& e) {
+    if (!e.ok()) last_ = e;
+    return static_cast<int>(e.status);
+  }
+  const posenc::EncodingError& last() const { return last_; }
+
+ private:
+  posenc::EncodingError last_;
+};
+
+#define POSENC_ERROR_METHODS          \
+  std::string errorArgument() const { \
+    return last().argument;           \
+  }                                   \
+  std::string errorMessage() const {  \
+    return last().message;            \
+  }
+
+// The options of a rotary embedding, written by rotary.js as doubles (NaN: not given, for the
+// overrides of a config).
+enum RotaryField {
+  kHeadDim,
+  kBase,
+  kRotaryDim,
+  kLayout,       // 0 half, 1 interleaved
+  kScalingType,  // posenc::RopeScalingType
+  kFactor,
+  kOriginalMax,
+  kLowFreq,
+  kHighFreq,
+  kBetaFast,
+  kBetaSlow,
+  kAttention,  // NaN: HF's default
+  kMscale,
+  kMscaleAllDim,
+  kTruncate,
+  kShortFactor,  // address of kFactorCount doubles, or 0
+  kLongFactor,
+  kFactorCount,
+  kRotaryFields
+};
+
+bool given(double v) {
+  return !std::isnan(v);
+}
+
+// The rows of an apply / cosSin call (rotary.js writes them).
+enum RowsField {
+  kCount,
+  kFirst,
+  kPositions,
+  kSequenceLength,
+  kHeads,
+  kOut,
+  kOutLen,
+  kOut2,
+  kRowsFields
+};
+
+class Rotary : public Errors {
+ public:
+  POSENC_ERROR_METHODS
+
+  // Explicit options (float64 frequencies).
+  int init(std::uintptr_t options) {
+    const double* o = reinterpret_cast<const double*>(options);
+    posenc::RotarySpec spec;
+    spec.head_dim = static_cast<std::int64_t>(o[kHeadDim]);
+    spec.base = o[kBase];
+    spec.rotary_dim = static_cast<std::int64_t>(o[kRotaryDim]);
+    spec.layout = static_cast<posenc::RotaryLayout>(static_cast<int>(o[kLayout]));
+    apply_scaling(o, &spec);
+    return keep(rotary_.init(spec, posenc::ArgumentNames::options));
+  }
+
+  // A Hugging Face config.json (UTF-8 text at `text`, `length` bytes), with the options given in
+  // `overrides` (NaN fields are not given; a scaling type replaces the config's rope_scaling).
+  int initConfig(std::uintptr_t text, int length, std::uintptr_t overrides) {
+    posenc::RotarySpec spec;
+    posenc::EncodingError e = posenc::rotary_spec_from_hf_config(
+        reinterpret_cast<const char*>(text), static_cast<std::size_t>(length), &spec);
+    if (!e.ok()) return keep(e);
+    const double* o = reinterpret_cast<const double*>(overrides);
+    if (given(o[kHeadDim])) spec.head_dim = static_cast<std::int64_t>(o[kHeadDim]);
+    if (given(o[kBase])) spec.base = o[kBase];
+    if (given(o[kRotaryDim])) spec.rotary_dim = static_cast<std::int64_t>(o[kRotaryDim]);
+    if (given(o[kLayout]))
+      spec.layout = static_cast<posenc::RotaryLayout>(static_cast<int>(o[kLayout]));
+    if (given(o[kScalingType])) apply_scaling(o, &spec);
+    return keep(rotary_.init(spec, posenc::ArgumentNames::hf_config));
+  }
+
+  int headDim() const { return static_cast<int>(rotary_.head_dim()); }
+  int rotaryDim() const { return static_cast<int>(rotary_.rotary_dim()); }
+  int layout() const { return static_cast<int>(rotary_.spec().layout); }
+  int scalingType() const { return static_cast<int>(rotary_.spec().scaling.type); }
+  double attentionScaling() const { return rotary_.attention_scaling(); }
+  // Writes rotaryDim / 2 doubles to out.
+  void inverseFrequencies(std::uintptr_t out) const {
+    const std::vector<double>& w = rotary_.inverse_frequencies();
+    double* o = reinterpret_cast<double*>(out);
+    for (std::size_t i = 0; i < w.size(); ++i)
+      o[i] = w[i];
+  }
+
+  int apply(std::uintptr_t request) {
+    const double* q = reinterpret_cast<const double*>(request);
+    const posenc::RotaryRows rows = rows_of(q);
+    return keep(rotary_.apply(rows, static_cast<std::int64_t>(q[kHeads]), at<float>(q[kOut]),
+                              static_cast<std::size_t>(q[kOutLen]), &cache_));
+  }
+
+  int cosSin(std::uintptr_t request) {
+    const double* q = reinterpret_cast<const double*>(request);
+    const posenc::RotaryRows rows = rows_of(q);
+    const std::size_t len = static_cast<std::size_t>(q[kOutLen]);
+    return keep(rotary_.cos_sin(rows, at<float>(q[kOut]), at<float>(q[kOut2]), len, len, &cache_));
+  }
+
+ private:
+  static posenc::RotaryRows rows_of(const double* q) {
+    posenc::RotaryRows rows;
+    rows.count = static_cast<std::int64_t>(q[kCount]);
+    rows.first_position = q[kFirst];
+    rows.positions = at<const double>(q[kPositions]);
+    rows.sequence_length = q[kSequenceLength];
+    return rows;
+  }
+
+  static void apply_scaling(const double* o, posenc::RotarySpec* spec) {
+    posenc::RopeScaling s;
+    s.type = static_cast<posenc::RopeScalingType>(static_cast<int>(o[kScalingType]));
+    if (given(o[kFactor])) s.factor = o[kFactor];
+    if (given(o[kOriginalMax])) s.original_max_positions = o[kOriginalMax];
+    if (given(o[kLowFreq])) s.low_freq_factor = o[kLowFreq];
+    if (given(o[kHighFreq])) s.high_freq_factor = o[kHighFreq];
+    if (given(o[kBetaFast])) s.beta_fast = o[kBetaFast];
+    if (given(o[kBetaSlow])) s.beta_slow = o[kBetaSlow];
+    s.attention_factor = o[kAttention];
+    if (given(o[kMscale])) s.mscale = o[kMscale];
+    if (given(o[kMscaleAllDim])) s.mscale_all_dim = o[kMscaleAllDim];
+    if (given(o[kTruncate])) s.truncate = o[kTruncate] != 0;
+    const std::size_t n = given(o[kFactorCount]) ? static_cast<std::size_t>(o[kFactorCount]) : 0;
+    if (o[kShortFactor] > 0) {
+      const double* f = at<const double>(o[kShortFactor]);
+      s.short_factor.assign(f, f + n);
+    }
+    if (o[kLongFactor] > 0) {
+      const double* f = at<const double>(o[kLongFactor]);
+      s.long_factor.assign(f, f + n);
+    }
+    spec->scaling = std::move(s);
+  }
+
+  posenc::RotaryEmbedding rotary_;
+  posenc::RotaryAnchorCache cache_;  // the last block anchor: one-row decoding calls skip it
+};
+
+// ALiBi: slopes, and rows of the bias tensor (alibi.js writes the request).
+enum AlibiField {
+  kAHeads,
+  kAQueries,
+  kAKeys,
+  kAMode,
+  kAOffset,
+  kAFirstRow,
+  kARowCount,
+  kAOut,
+  kAOutLen,
+  kAlibiFields
+};
+
+class Alibi : public Errors {
+ public:
+  POSENC_ERROR_METHODS
+
+  int slopes(int heads, std::uintptr_t out) {
+    return keep(posenc::alibi_slopes(heads, reinterpret_cast<double*>(out),
+                                     static_cast<std::size_t>(heads < 0 ? 0 : heads)));
+  }
+  int biasRows(std::uintptr_t request) {
+    const double* q = reinterpret_cast<const double*>(request);
+    posenc::AlibiSpec s;
+    s.heads = static_cast<std::int64_t>(q[kAHeads]);
+    s.query_length = static_cast<std::int64_t>(q[kAQueries]);
+    s.key_length = static_cast<std::int64_t>(q[kAKeys]);
+    s.mode = static_cast<posenc::AlibiMode>(static_cast<int>(q[kAMode]));
+    s.offset = static_cast<std::int64_t>(q[kAOffset]);
+    return keep(posenc::alibi_bias_rows(
+        s, static_cast<std::int64_t>(q[kAFirstRow]), static_cast<std::int64_t>(q[kARowCount]),
+        at<float>(q[kAOut]), static_cast<std::size_t>(q[kAOutLen])));
+  }
+};
+
+// A 2D sin-cos table (sincos2d.js writes the spec).
+enum Sincos2dField {
+  kSHeight,
+  kSWidth,
+  kSDim,
+  kSPreset,
+  kSBase,
+  kSCls,
+  kSReverse,
+  kSInterleave,
+  kSincos2dFields
+};
+
+class Sincos2d : public Errors {
+ public:
+  POSENC_ERROR_METHODS
+
+  int init(std::uintptr_t request) {
+    const double* q = reinterpret_cast<const double*>(request);
+    posenc::Sincos2dSpec s;
+    s.height = static_cast<std::int64_t>(q[kSHeight]);
+    s.width = static_cast<std::int64_t>(q[kSWidth]);
+    s.dim = static_cast<std::int64_t>(q[kSDim]);
+    s.preset = static_cast<posenc::Sincos2dPreset>(static_cast<int>(q[kSPreset]));
+    s.base = q[kSBase];
+    s.cls_token = q[kSCls] != 0;
+    s.reverse_coord = q[kSReverse] != 0;
+    s.interleave_sin_cos = q[kSInterleave] != 0;
+    return keep(table_.init(s));
+  }
+  double rows() const { return static_cast<double>(table_.rows()); }
+  int writeRows(double first, double count, std::uintptr_t out, double len) {
+    return keep(table_.write_rows(static_cast<std::int64_t>(first),
+                                  static_cast<std::int64_t>(count), reinterpret_cast<float*>(out),
+                                  static_cast<std::size_t>(len)));
+  }
+
+ private:
+  posenc::Sincos2dTable table_;
+};
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(posenc_rotary) {
+  using namespace emscripten;
+  class_<Rotary>("Rotary")
+      .constructor<>()
+      .function("init", &Rotary::init)
+      .function("initConfig", &Rotary::initConfig)
+      .function("headDim", &Rotary::headDim)
+      .function("rotaryDim", &Rotary::rotaryDim)
+      .function("layout", &Rotary::layout)
+      .function("scalingType", &Rotary::scalingType)
+      .function("attentionScaling", &Rotary::attentionScaling)
+      .function("inverseFrequencies", &Rotary::inverseFrequencies)
+      .function("apply", &Rotary::apply)
+      .function("cosSin", &Rotary::cosSin)
+      .function("errorArgument", &Rotary::errorArgument)
+      .function("errorMessage", &Rotary::errorMessage);
+  class_<Alibi>("Alibi")
+      .constructor<>()
+      .function("slopes", &Alibi::slopes)
+      .function("biasRows", &Alibi::biasRows)
+      .function("errorArgument", &Alibi::errorArgument)
+      .function("errorMessage", &Alibi::errorMessage);
+  class_<Sincos2d>("Sincos2d")
+      .constructor<>()
+      .function("init", &Sincos2d::init)
+      .function("rows", &Sincos2d::rows)
+      .function("writeRows", &Sincos2d::writeRows)
+      .function("errorArgument", &Sincos2d::errorArgument)
+      .function("errorMessage", &Sincos2d::errorMessage);
+  // The record layouts the JS writes (field counts; the indices are the enums above).
+  constant("ROTARY_OPTION_FIELDS", static_cast<int>(kRotaryFields));
+  constant("ROTARY_ROWS_FIELDS", static_cast<int>(kRowsFields));
+  constant("ALIBI_FIELDS", static_cast<int>(kAlibiFields));
+  constant("SINCOS2D_FIELDS", static_cast<int>(kSincos2dFields));
+  constant("ROTARY_MAX_POSITION", posenc::kMaxRotaryPosition);
+  constant("ROTARY_MAX_HEAD_DIM", static_cast<int>(posenc::kMaxRotaryHeadDim));
+  constant("ALIBI_MAX_HEADS", static_cast<int>(posenc::kMaxAlibiHeads));
+}

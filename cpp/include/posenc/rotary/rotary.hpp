@@ -1,0 +1,127 @@
+// posenc: rotary position embedding (RoPE): the frequencies, the cos/sin tables in Hugging Face's
+// layout, and the rotation of queries or keys in place.
+//
+// Angles are always p * w_i in float64 (w_i float64, or HF's float32 buffer widened exactly); the
+// sines and cosines are evaluated in float64 (error below 2^-50) and rounded once to float32.
+//
+// Precision, every build (native, wasm SIMD, wasm baseline), positions p < 2^24:
+// - cos_sin: every value within 2^-22 absolute of the float64 value (in practice the correctly
+//   rounded float32 of it, barring values within ~2^-45 of a float32 midpoint), times the
+//   attention scaling A as HF applies it: float32(float32(cos) * float32(A)) when A != 1.
+// - apply: each output within 2^-22 * A * |(x, y)| of the float64 rotation A * R(p w_i) (x, y) of
+//   its float32 input pair (x, y).
+// Positions up to 2^31 - 1 are accepted (and values stay in [-A, A]); beyond 2^24 the float64 angle
+// itself carries more error than a float32 ulp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "posenc/buffer.hpp"
+#include "posenc/encoding_error.hpp"
+#include "posenc/rotary/spec.hpp"
+
+namespace posenc {
+
+// The frequencies a spec uses for a call whose largest position + 1 is sequence_length (only
+// dynamic and longrope depend on it; 0 means "the model's own context": the unscaled / short set).
+// inv_freq gets rotary_dim / 2 values w_i (radians per position), *attention_scaling the factor A
+// HF multiplies cos and sin by (1 except yarn and longrope).
+EncodingError rotary_frequencies(const RotarySpec& spec, double sequence_length,
+                                 std::vector<double>* inv_freq, double* attention_scaling);
+
+// The largest position accepted (2^31 - 1); the precision bound holds below 2^24.
+inline constexpr double kMaxRotaryPosition = 2147483647.0;
+// The most elements (rows * heads * head_dim, or rows * rotary_dim) one call may touch.
+inline constexpr std::int64_t kMaxRotaryElements = 2147483647;
+
+// Which rows a call covers. Positions are integers (fractional positions are accepted by apply
+// and cos_sin too, computed directly per row).
+struct RotaryRows {
+  std::int64_t count = 0;             // rows, >= 1
+  double first_position = 0.0;        // row r has position first_position + r ...
+  const double* positions = nullptr;  // ... or positions[r] when given (count values)
+  // The largest position + 1 of the whole request, which picks dynamic's and longrope's
+  // frequencies as HF does (seq_len = max(position_ids) + 1). 0: taken from these rows. The JS
+  // layer passes the request's value so that every chunk of it uses the same frequencies.
+  double sequence_length = 0.0;
+};
+
+// The last block anchor of a frequency set, kept between calls of a few rows (incremental
+// decoding: one row per call, 32 positions per block), so that such a call costs the rotation
+// only. Optional; a cache may be passed to any RotaryEmbedding (it keeps a copy of the frequencies
+// its anchor belongs to and is refilled on any mismatch), and a row's values are the same bits with
+// or without it. Not thread-safe: one per thread. About 32 bytes per rotating pair.
+class RotaryAnchorCache {
+ public:
+  RotaryAnchorCache() = default;
+  RotaryAnchorCache(const RotaryAnchorCache&) = delete;
+  RotaryAnchorCache& operator=(const RotaryAnchorCache&) = delete;
+
+ private:
+  friend class RotaryEmbedding;
+  double anchor_ = -1;
+  std::int64_t pairs_ = 0;  // padded pair count of the frequencies below
+  Buffer<double> data_;     // frequencies | sin(anchor w) | cos(anchor w)
+};
+
+class RotaryEmbedding {
+ public:
+  RotaryEmbedding();
+  ~RotaryEmbedding();
+  RotaryEmbedding(RotaryEmbedding&&) noexcept;
+  RotaryEmbedding& operator=(RotaryEmbedding&&) noexcept;
+
+  // Validates spec (errors named as `names` says), computes its frequencies and the per-block step
+  // tables (about 32 * rotary_dim * 8 bytes per frequency set). Until it returns ok, the other
+  // calls return an invalid_argument error.
+  EncodingError init(const RotarySpec& spec, ArgumentNames names = ArgumentNames::options);
+
+  const RotarySpec& spec() const { return spec_; }  // rotary_dim resolved
+  std::int64_t head_dim() const { return spec_.head_dim; }
+  std::int64_t rotary_dim() const { return spec_.rotary_dim; }
+  // The frequencies and attention scaling of calls whose sequence length does not exceed the
+  // original context (for dynamic and longrope; the only set of the other rules).
+  const std::vector<double>& inverse_frequencies() const;
+  double attention_scaling() const;
+
+  // cos and sin tables of rows.count rows of rotary_dim floats each, HF's layout: half:
+  // [w_0 .. w_{n-1}, w_0 .. w_{n-1}] (torch.cat((freqs, freqs))); interleaved: each frequency twice
+  // (repeat_interleave). cos_len and sin_len must equal rows.count * rotary_dim.
+  EncodingError cos_sin(const RotaryRows& rows, float* cos, float* sin, std::size_t cos_len,
+                        std::size_t sin_len, RotaryAnchorCache* cache = nullptr) const;
+
+  // In place on x, rows.count x heads x head_dim floats, row-major ([L, heads, head_dim], as
+  // q.transpose(1, 2) of HF's [batch, heads, L, head_dim] for one batch entry): each pair (x, y) of
+  // the rotating channels becomes A (x cos - y sin, y cos + x sin), the other channels are left as
+  // they are. heads >= 1; x_len must equal rows.count * heads * head_dim.
+  EncodingError apply(const RotaryRows& rows, std::int64_t heads, float* x, std::size_t x_len,
+                      RotaryAnchorCache* cache = nullptr) const;
+
+ private:
+  struct AngleSet;
+  EncodingError check_rows(const RotaryRows& rows, double* sequence_length) const;
+  EncodingError check_cos_sin(const RotaryRows& rows, const float* cos, const float* sin,
+                              std::size_t cos_len, std::size_t sin_len,
+                              double* sequence_length) const;
+  EncodingError check_apply(const RotaryRows& rows, std::int64_t heads, const float* x,
+                            std::size_t x_len, double* sequence_length) const;
+  EncodingError angle_set_for(double sequence_length, const AngleSet** set,
+                              std::unique_ptr<AngleSet>* temporary) const;
+  // Calls row_fn(r, cos, sin) with each row's float32 values (times A when for_apply); when
+  // direct_s / direct_c are given, the values are written there (row r at r * direct_stride, np
+  // floats: the caller's rows must be that wide).
+  template <class RowFn>
+  bool for_each_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
+                    RotaryAnchorCache* cache, RowFn row_fn, float* direct_s = nullptr,
+                    float* direct_c = nullptr, std::int64_t direct_stride = 0) const;
+
+  RotarySpec spec_;
+  bool ready_ = false;
+  std::unique_ptr<AngleSet> base_set_;  // the default / short / unscaled set
+  std::unique_ptr<AngleSet> long_set_;  // longrope's long_factor set
+};
+
+}  // namespace posenc

@@ -1,0 +1,324 @@
+// Reading a Hugging Face config.json (or only its rope_scaling object) into a RotarySpec: the
+// keys and fallbacks of transformers' configuration classes (LlamaConfig, GPTNeoXConfig,
+// GPTJConfig, Phi3Config, ...) and of modeling_rope_utils.py, resolved here once so that the JS
+// API and the model loader share one place for the rules.
+#include <cmath>
+#include <string>
+
+#include "io/json_header.hpp"
+#include "posenc/rotary/spec.hpp"
+
+namespace posenc {
+
+namespace {
+
+using detail::JsonValue;
+
+// A key of an object, or null when it is absent or JSON null (HF's getattr(..., None) / `or`).
+const JsonValue* member(const JsonValue& obj, const char* key) {
+  const JsonValue* v = obj.find(key);
+  return v == nullptr || v->type == JsonValue::Type::null ? nullptr : v;
+}
+
+EncodingError wrong_type(const std::string& name, const char* what) {
+  return encoding_error(EncodingStatus::invalid_config, name, std::string("must be ") + what);
+}
+
+// Reads an optional number: *present false when absent or null.
+EncodingError read_number(const JsonValue& obj, const char* key, const std::string& prefix,
+                          double* out, bool* present) {
+  const JsonValue* v = member(obj, key);
+  *present = v != nullptr;
+  if (v == nullptr) return {};
+  if (v->type != JsonValue::Type::number || !std::isfinite(v->number))
+    return wrong_type(prefix + key, "a finite number");
+  *out = v->number;
+  return {};
+}
+
+// Reads an optional positive integer (a JSON number with an integral value, 1..2^31 - 1).
+EncodingError read_count(const JsonValue& obj, const char* key, const std::string& prefix,
+                         std::int64_t* out, bool* present) {
+  double v = 0;
+  EncodingError e = read_number(obj, key, prefix, &v, present);
+  if (!e.ok() || !*present) return e;
+  if (v != std::floor(v) || v < 1 || v > 2147483647.0)
+    return encoding_error(EncodingStatus::invalid_argument, prefix + key,
+                          "must be an integer from 1 to 2^31 - 1 (got " + format_number(v) + ")");
+  *out = static_cast<std::int64_t>(v);
+  return {};
+}
+
+EncodingError read_numbers(const JsonValue& obj, const char* key, const std::string& prefix,
+                           std::vector<double>* out, bool* present) {
+  const JsonValue* v = member(obj, key);
+  *present = v != nullptr;
+  if (v == nullptr) return {};
+  if (v->type != JsonValue::Type::array) return wrong_type(prefix + key, "an array of numbers");
+  out->clear();
+  for (std::size_t i = 0; i < v->items.size(); ++i) {
+    const JsonValue& item = v->items[i];
+    if (item.type != JsonValue::Type::number || !std::isfinite(item.number))
+      return wrong_type(prefix + key + "[" + integer_text(i) + "]", "a finite number");
+    out->push_back(item.number);
+  }
+  return {};
+}
+
+EncodingError missing(const std::string& name, const char* rule) {
+  return encoding_error(EncodingStatus::invalid_config, name,
+                        std::string("is required by rope_type '") + rule + "'");
+}
+
+// The rope_scaling object. mpe: max_position_embeddings (0 when unknown); top_l0: the top-level
+// original_max_position_embeddings (Phi-3; 0 when absent).
+EncodingError read_scaling(const JsonValue& rs, const std::string& prefix, double mpe,
+                           double top_l0, const std::string& mpe_name, bool type_optional,
+                           RopeScaling* out) {
+  if (rs.type != JsonValue::Type::object)
+    return wrong_type(prefix.substr(0, prefix.size() - 1), "an object or null");
+  RopeScaling s;
+  const JsonValue* type = member(rs, "rope_type");
+  std::string type_key = "rope_type";
+  if (type == nullptr) {
+    type = member(rs, "type");  // HF: "rope_type" was originally "type"
+    type_key = "type";
+  }
+  if (type == nullptr && !type_optional) return missing(prefix + "rope_type", "any");
+  if (type != nullptr &&
+      (type->type != JsonValue::Type::string || !rope_scaling_from_name(type->string, &s.type)))
+    return encoding_error(EncodingStatus::invalid_argument, prefix + type_key,
+                          "must be 'default', 'linear', 'dynamic', 'yarn', 'llama3' or 'longrope'");
+  const char* rule = rope_scaling_name(s.type);
+  bool has_factor = false, has_l0 = false, present = false;
+  double l0 = 0;
+  EncodingError e = read_number(rs, "factor", prefix, &s.factor, &has_factor);
+  if (!e.ok()) return e;
+  e = read_number(rs, "original_max_position_embeddings", prefix, &l0, &has_l0);
+  if (!e.ok()) return e;
+  e = read_number(rs, "attention_factor", prefix, &s.attention_factor, &present);
+  if (!e.ok()) return e;
+  switch (s.type) {
+    case RopeScalingType::none:
+      s.factor = 1.0;
+      break;
+    case RopeScalingType::linear:
+      if (!has_factor) return missing(prefix + "factor", rule);
+      break;
+    case RopeScalingType::dynamic:
+      // _compute_dynamic_ntk_parameters uses config.max_position_embeddings.
+      if (!has_factor) return missing(prefix + "factor", rule);
+      if (mpe <= 0) return missing(mpe_name, rule);
+      s.original_max_positions = mpe;
+      break;
+    case RopeScalingType::yarn: {
+      // standardize_rope_params: a top-level original_max_position_embeddings wins.
+      if (top_l0 > 0) {
+        l0 = top_l0;
+        has_l0 = true;
+      }
+      s.original_max_positions = has_l0 ? l0 : mpe;
+      if (!has_l0 && mpe <= 0) return missing(mpe_name, rule);
+      if (!has_factor) {
+        // transformers main: factor defaults to max_position_embeddings / original.
+        if (!has_l0 || mpe <= 0) return missing(prefix + "factor", rule);
+        s.factor = mpe / l0;
+      }
+      double v = 0;
+      e = read_number(rs, "beta_fast", prefix, &v, &present);
+      if (!e.ok()) return e;
+      if (present && v != 0) s.beta_fast = v;  // HF: `get("beta_fast") or 32`
+      e = read_number(rs, "beta_slow", prefix, &v, &present);
+      if (!e.ok()) return e;
+      if (present && v != 0) s.beta_slow = v;  // HF: `get("beta_slow") or 1`
+      e = read_number(rs, "mscale", prefix, &s.mscale, &present);
+      if (!e.ok()) return e;
+      e = read_number(rs, "mscale_all_dim", prefix, &s.mscale_all_dim, &present);
+      if (!e.ok()) return e;
+      if (const JsonValue* t = member(rs, "truncate")) {
+        if (t->type != JsonValue::Type::boolean)
+          return wrong_type(prefix + "truncate", "a boolean");
+        s.truncate = t->boolean;
+      }
+      break;
+    }
+    case RopeScalingType::llama3: {
+      if (!has_factor) return missing(prefix + "factor", rule);
+      if (top_l0 > 0) {
+        l0 = top_l0;  // standardize_rope_params: the top-level key wins
+        has_l0 = true;
+      }
+      if (!has_l0) return missing(prefix + "original_max_position_embeddings", rule);
+      s.original_max_positions = l0;
+      e = read_number(rs, "low_freq_factor", prefix, &s.low_freq_factor, &present);
+      if (!e.ok()) return e;
+      if (!present) return missing(prefix + "low_freq_factor", rule);
+      e = read_number(rs, "high_freq_factor", prefix, &s.high_freq_factor, &present);
+      if (!e.ok()) return e;
+      if (!present) return missing(prefix + "high_freq_factor", rule);
+      break;
+    }
+    case RopeScalingType::longrope: {
+      e = read_numbers(rs, "short_factor", prefix, &s.short_factor, &present);
+      if (!e.ok()) return e;
+      if (!present) return missing(prefix + "short_factor", rule);
+      e = read_numbers(rs, "long_factor", prefix, &s.long_factor, &present);
+      if (!e.ok()) return e;
+      if (!present) return missing(prefix + "long_factor", rule);
+      // L0: the top-level original_max_position_embeddings (Phi-3 keeps it there), else
+      // rope_scaling's, else max_position_embeddings. factor: rope_scaling's, else
+      // max_position_embeddings / L0 (Phi-3: 131072 / 4096 = 32).
+      if (top_l0 > 0) {
+        l0 = top_l0;
+        has_l0 = true;
+      }
+      s.original_max_positions = has_l0 ? l0 : mpe;
+      if (s.original_max_positions <= 0) return missing(mpe_name, rule);
+      if (!has_factor) s.factor = mpe > 0 ? mpe / s.original_max_positions : 1.0;
+      break;
+    }
+  }
+  *out = std::move(s);
+  return {};
+}
+
+EncodingError invalid_json(const char* name) {
+  return encoding_error(EncodingStatus::invalid_config, name,
+                        "must be JSON text of an object (a model's config.json)");
+}
+
+}  // namespace
+
+EncodingError rope_scaling_from_json(const char* json, std::size_t size,
+                                     double max_position_embeddings, RopeScaling* scaling) {
+  JsonValue root;
+  if (!detail::parse_json(json, size, &root) || root.type != JsonValue::Type::object)
+    return invalid_json("rope_scaling");
+  return read_scaling(root, "rope_scaling.", max_position_embeddings, 0, "max_position_embeddings",
+                      false, scaling);
+}
+
+EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, RotarySpec* out) {
+  JsonValue root;
+  if (!detail::parse_json(json, size, &root) || root.type != JsonValue::Type::object)
+    return invalid_json("config");
+  const std::string p = "config.";
+  RotarySpec spec;
+  spec.arithmetic = FrequencyArithmetic::hf_float32;
+  std::string model_type;
+  if (const JsonValue* mt = member(root, "model_type")) {
+    if (mt->type != JsonValue::Type::string) return wrong_type(p + "model_type", "a string");
+    model_type = mt->string;
+  }
+  // The scaling block: rope_scaling (transformers 4), or rope_parameters (transformers 5, which
+  // also holds rope_theta and may omit rope_type for the default rule).
+  const JsonValue* rs = member(root, "rope_scaling");
+  std::string rs_name = "rope_scaling";
+  if (rs == nullptr) {
+    rs = member(root, "rope_parameters");
+    rs_name = "rope_parameters";
+  }
+  bool present = false;
+  EncodingError e;
+
+  // base: rope_theta (LlamaConfig and most), rotary_emb_base (GPTNeoXConfig), rope_scaling's
+  // rope_theta (transformers 5 rope_parameters), else 10000.
+  std::string base_name = p + "rope_theta";
+  e = read_number(root, "rope_theta", p, &spec.base, &present);
+  if (!e.ok()) return e;
+  if (!present) {
+    base_name = p + "rotary_emb_base";
+    e = read_number(root, "rotary_emb_base", p, &spec.base, &present);
+    if (!e.ok()) return e;
+  }
+  if (!present && rs != nullptr && rs->type == JsonValue::Type::object) {
+    base_name = p + rs_name + ".rope_theta";
+    e = read_number(*rs, "rope_theta", p + rs_name + ".", &spec.base, &present);
+    if (!e.ok()) return e;
+  }
+  if (!present) spec.base = 10000.0;
+  if (!(spec.base > 1.0))
+    return encoding_error(EncodingStatus::invalid_argument, base_name,
+                          "must be a finite number > 1 (got " + format_number(spec.base) + ")");
+
+  // head_dim: getattr(config, "head_dim", None) or hidden_size // num_attention_heads.
+  std::string head_name = p + "head_dim";
+  e = read_count(root, "head_dim", p, &spec.head_dim, &present);
+  if (!e.ok()) return e;
+  if (!present) {
+    std::int64_t hidden = 0, heads = 0;
+    bool has_hidden = false, has_heads = false;
+    const char* hidden_key = member(root, "hidden_size") != nullptr ? "hidden_size" : "n_embd";
+    const char* heads_key =
+        member(root, "num_attention_heads") != nullptr ? "num_attention_heads" : "n_head";
+    e = read_count(root, hidden_key, p, &hidden, &has_hidden);
+    if (!e.ok()) return e;
+    e = read_count(root, heads_key, p, &heads, &has_heads);
+    if (!e.ok()) return e;
+    if (!has_hidden || !has_heads)
+      return encoding_error(EncodingStatus::invalid_config, p + "head_dim",
+                            "or config.hidden_size and config.num_attention_heads (n_embd and "
+                            "n_head) must be given");
+    spec.head_dim = hidden / heads;
+    head_name = p + hidden_key;
+  }
+  if (spec.head_dim < 2 || spec.head_dim > kMaxRotaryHeadDim)
+    return encoding_error(
+        EncodingStatus::invalid_argument, head_name,
+        "must give a head dim from 2 to 65536 (got " + integer_text(spec.head_dim) + ")");
+
+  // rotary dim: rotary_dim (GPT-J, CodeGen), else int(head_dim * partial_rotary_factor).
+  std::int64_t rotary_dim = 0;
+  e = read_count(root, "rotary_dim", p, &rotary_dim, &present);
+  if (!e.ok()) return e;
+  std::string rotary_name = p + "rotary_dim";
+  if (!present) {
+    double partial = 1.0;
+    rotary_name = p + "partial_rotary_factor";
+    e = read_number(root, "partial_rotary_factor", p, &partial, &present);
+    if (!e.ok()) return e;
+    if (!present) {
+      rotary_name = p + "rotary_pct";
+      e = read_number(root, "rotary_pct", p, &partial, &present);
+      if (!e.ok()) return e;
+      if (!present) partial = model_type == "gpt_neox" ? 0.25 : 1.0;  // GPTNeoXConfig default
+    }
+    if (!(partial > 0) || partial > 1)
+      return encoding_error(EncodingStatus::invalid_argument, rotary_name,
+                            "must be a number in (0, 1] (got " + format_number(partial) + ")");
+    rotary_dim = static_cast<std::int64_t>(static_cast<double>(spec.head_dim) * partial);
+  }
+  if (rotary_dim < 2 || rotary_dim > spec.head_dim || rotary_dim % 2 != 0)
+    return encoding_error(EncodingStatus::invalid_argument, rotary_name,
+                          "must give an even rotary dim from 2 to the head dim " +
+                              integer_text(spec.head_dim) + " (got " + integer_text(rotary_dim) +
+                              ")");
+  spec.rotary_dim = rotary_dim;
+  if (model_type == "gptj" || model_type == "codegen") spec.layout = RotaryLayout::interleaved;
+
+  // max_position_embeddings (n_positions: GPT-J) and Phi-3's top-level original.
+  double mpe = 0, top_l0 = 0;
+  std::string mpe_name = p + "max_position_embeddings";
+  e = read_number(root, "max_position_embeddings", p, &mpe, &present);
+  if (!e.ok()) return e;
+  if (!present) {
+    e = read_number(root, "n_positions", p, &mpe, &present);
+    if (!e.ok()) return e;
+  }
+  e = read_number(root, "original_max_position_embeddings", p, &top_l0, &present);
+  if (!e.ok()) return e;
+  if (present && !(top_l0 >= 1))
+    return encoding_error(EncodingStatus::invalid_argument, p + "original_max_position_embeddings",
+                          "must be a number >= 1 (got " + format_number(top_l0) + ")");
+  if (rs != nullptr) {
+    e = read_scaling(*rs, p + rs_name + ".", mpe, top_l0, mpe_name, rs_name == "rope_parameters",
+                     &spec.scaling);
+    if (!e.ok()) return e;
+  }
+  e = validate(spec, ArgumentNames::hf_config);
+  if (!e.ok()) return e;
+  *out = std::move(spec);
+  return {};
+}
+
+}  // namespace posenc

@@ -1,0 +1,172 @@
+// RotaryEmbedding's row loops (cos_sin, apply): per row the float32 cos and sin of every frequency
+// (float64 angle addition from the block anchor, rounded once; see rotary.cpp), then the SIMD
+// rotation of every head of the row.
+#include <cmath>
+#include <cstring>
+
+#include "rotary/angle_set.hpp"
+#include "sincos/row_copy.hpp"
+
+namespace posenc {
+
+using namespace rotary_detail;
+
+template <class RowFn>
+bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
+                                   RotaryAnchorCache* cache, RowFn row_fn, float* direct_s,
+                                   float* direct_c, std::int64_t direct_stride) const {
+  // Scratch: anchor sines and cosines (float64), the row's float32 cos and sin.
+  const std::int64_t np = set.np;
+  Buffer<double> anchor;
+  Buffer<float> values;
+  if (!anchor.resize(static_cast<std::size_t>(2 * np)) ||
+      !values.resize(static_cast<std::size_t>(2 * np)))
+    return false;
+  double* sa = anchor.data();
+  double* ca = sa + np;
+  float* s = values.data();
+  float* c = s + np;
+  const double scale = for_apply ? set.attention : 1.0;
+  double cached = -1;
+  // A cache holds the anchor of these frequencies: sa, ca then point into it.
+  const std::size_t w_bytes = static_cast<std::size_t>(np) * sizeof(double);
+  const bool cache_holds_set = cache != nullptr && cache->pairs_ == np &&
+                               std::memcmp(cache->data_.data(), set.w.data(), w_bytes) == 0;
+  double* const own_sa = sa;
+  double* const own_ca = ca;
+  if (cache_holds_set) {
+    cached = cache->anchor_;
+    sa = cache->data_.data() + np;
+    ca = sa + np;
+  }
+  for (std::int64_t r = 0; r < rows.count; ++r) {
+    const double p = rows.positions != nullptr ? rows.positions[r]
+                                               : rows.first_position + static_cast<double>(r);
+    const bool fast = p * set.w_max <= detail::kReduceLimit;
+    std::int64_t e = 0;
+    if (fast && set.blocks > 1 && p == std::floor(p)) {
+      const double a = p - std::fmod(p, static_cast<double>(kBlock));
+      e = static_cast<std::int64_t>(p - a);
+      if (a != cached) {
+        sa = own_sa;
+        ca = own_ca;
+        detail::rotary_kernel::sincos_f64(set.w.data(), np, a, sa, ca);
+        cached = a;
+      }
+    } else {
+      sa = own_sa;
+      ca = own_ca;
+      if (fast) {
+        detail::rotary_kernel::sincos_f64(set.w.data(), np, p, sa, ca);
+      } else {
+        for (std::int64_t i = 0; i < np; ++i)
+          sincos_any(p, set.w.data()[i], sa[i], ca[i]);
+      }
+      cached = -1;
+    }
+    // The row's float32 sines and cosines: into the caller's rows when it gives them (np floats
+    // each: the caller's rows must be that wide), else into the scratch.
+    float* rs = direct_s != nullptr ? direct_s + r * direct_stride : s;
+    float* rc = direct_c != nullptr ? direct_c + r * direct_stride : c;
+    detail::rotary_kernel::rotate_to_f32(sa, ca, set.step_s.data() + e * np,
+                                         set.step_c.data() + e * np, np, scale, rs, rc);
+    row_fn(r, rc, rs);
+  }
+  // Keep the last anchor for the next call (a few doubles per pair; skipped if out of memory).
+  if (cache != nullptr && cached >= 0 && !(cache_holds_set && cached == cache->anchor_) &&
+      sa == own_sa) {
+    cache->pairs_ = 0;
+    if (cache->data_.reserve(static_cast<std::size_t>(3 * np))) {
+      std::memcpy(cache->data_.data(), set.w.data(), w_bytes);
+      std::memcpy(cache->data_.data() + np, sa, 2 * w_bytes);
+      cache->pairs_ = np;
+      cache->anchor_ = cached;
+    }
+  }
+  return true;
+}
+
+EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos, float* sin,
+                                       std::size_t cos_len, std::size_t sin_len,
+                                       RotaryAnchorCache* cache) const {
+  double L = 0;
+  EncodingError e = check_cos_sin(rows, cos, sin, cos_len, sin_len, &L);
+  if (!e.ok()) return e;
+  const std::int64_t rd = spec_.rotary_dim, n = rd / 2;
+  const AngleSet* set = nullptr;
+  std::unique_ptr<AngleSet> temporary;
+  e = angle_set_for(L, &set, &temporary);
+  if (!e.ok()) return e;
+  // HF: cos = emb.cos() * attention_scaling, a float32 tensor times a Python float.
+  const float a32 = static_cast<float>(set->attention);
+  const bool scaled = set->attention != 1.0;
+  const bool half = spec_.layout == RotaryLayout::half;
+  // Half layout with whole groups of 4 pairs: the kernel writes each row's first half in place,
+  // which is then copied to the second half (torch.cat((freqs, freqs))).
+  const bool in_place = half && n % 4 == 0;
+  const bool done = for_each_row(
+      *set, rows, false, cache,
+      [&](std::int64_t r, const float* c, const float* s) {
+        float* co = cos + r * rd;
+        float* so = sin + r * rd;
+        if (in_place) {
+          if (scaled) {
+            for (std::int64_t i = 0; i < n; ++i) {
+              co[i] *= a32;
+              so[i] *= a32;
+            }
+          }
+          detail::copy_floats(co + n, co, static_cast<std::size_t>(n));
+          detail::copy_floats(so + n, so, static_cast<std::size_t>(n));
+          return;
+        }
+        for (std::int64_t i = 0; i < n; ++i) {
+          const float cv = scaled ? c[i] * a32 : c[i];
+          const float sv = scaled ? s[i] * a32 : s[i];
+          if (half) {
+            co[i] = co[i + n] = cv;
+            so[i] = so[i + n] = sv;
+          } else {
+            co[2 * i] = co[2 * i + 1] = cv;
+            so[2 * i] = so[2 * i + 1] = sv;
+          }
+        }
+      },
+      in_place ? sin : nullptr, in_place ? cos : nullptr, rd);
+  return done ? EncodingError{} : out_of_memory();
+}
+
+EncodingError RotaryEmbedding::apply(const RotaryRows& rows, std::int64_t heads, float* x,
+                                     std::size_t x_len, RotaryAnchorCache* cache) const {
+  double L = 0;
+  EncodingError e = check_apply(rows, heads, x, x_len, &L);
+  if (!e.ok()) return e;
+  const std::int64_t hd = spec_.head_dim, rd = spec_.rotary_dim, n = rd / 2;
+  const AngleSet* set = nullptr;
+  std::unique_ptr<AngleSet> temporary;
+  e = angle_set_for(L, &set, &temporary);
+  if (!e.ok()) return e;
+  Buffer<float> pairs;  // interleaved: each cosine twice, (-sin, sin)
+  if (spec_.layout == RotaryLayout::interleaved && !pairs.resize(static_cast<std::size_t>(2 * rd)))
+    return out_of_memory();
+  const std::int64_t row_floats = heads * hd;
+  const bool done =
+      for_each_row(*set, rows, true, cache, [&](std::int64_t r, const float* c, const float* s) {
+        float* row = x + r * row_floats;
+        if (spec_.layout == RotaryLayout::half) {
+          detail::rotary_kernel::rotate_half(c, s, n, heads, hd, row);
+        } else {
+          float* cd = pairs.data();
+          float* ss = cd + rd;
+          for (std::int64_t i = 0; i < n; ++i) {
+            cd[2 * i] = cd[2 * i + 1] = c[i];
+            ss[2 * i] = -s[i];
+            ss[2 * i + 1] = s[i];
+          }
+          detail::rotary_kernel::rotate_interleaved(cd, ss, rd, heads, hd, row);
+        }
+      });
+  return done ? EncodingError{} : out_of_memory();
+}
+
+}  // namespace posenc

@@ -1,0 +1,318 @@
+// RotaryEmbedding against float64 references: cos_sin within 2^-22 (and almost always the
+// correctly rounded float32), apply within 2^-22 x A x the pair's norm, at the positions 0, 1,
+// 4095, 4096, 2^20 + 3, 2^24 - 1 and random ones; both layouts, partial rotary, attention
+// scaling, chunking and single rows equal to the bulk call bit for bit.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "posenc/posenc.hpp"
+#include "test_rotary_util.hpp"
+
+using namespace posenc;
+using namespace rotary_test;
+
+namespace {
+
+constexpr double kBound = 0x1p-22;
+
+RotaryEmbedding make(const RotarySpec& spec) {
+  RotaryEmbedding rot;
+  const EncodingError e = rot.init(spec);
+  INFO(e.message);
+  REQUIRE(e.ok());
+  return rot;
+}
+
+RotarySpec explicit_spec(std::int64_t head_dim, std::int64_t rotary_dim, RotaryLayout layout,
+                         double base = 10000.0) {
+  RotarySpec s;
+  s.head_dim = head_dim;
+  s.rotary_dim = rotary_dim;
+  s.layout = layout;
+  s.base = base;
+  return s;
+}
+
+std::vector<double> test_positions() {
+  std::vector<double> p = key_positions();
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<std::int64_t> u(0, (1 << 24) - 1);
+  for (int i = 0; i < 10; ++i)
+    p.push_back(static_cast<double>(u(rng)));
+  return p;
+}
+
+// Index of frequency i's cosine columns in a cos_sin row of the layout.
+std::int64_t column(RotaryLayout layout, std::int64_t n, std::int64_t i, int which) {
+  return layout == RotaryLayout::half ? i + which * n : 2 * i + which;
+}
+
+}  // namespace
+
+TEST_CASE("rotary cos_sin: within 2^-22 of float64, nearly always correctly rounded", "[rotary]") {
+  for (RotaryLayout layout : {RotaryLayout::half, RotaryLayout::interleaved}) {
+    for (std::int64_t rd : {2, 6, 64, 128}) {
+      const RotaryEmbedding rot = make(explicit_spec(rd + 2, rd, layout));
+      const std::vector<double>& w = rot.inverse_frequencies();
+      const std::int64_t n = rd / 2;
+      const std::vector<double> positions = test_positions();
+      RotaryRows rows;
+      rows.count = static_cast<std::int64_t>(positions.size());
+      rows.positions = positions.data();
+      std::vector<float> c(rows.count * rd), s(rows.count * rd);
+      REQUIRE(rot.cos_sin(rows, c.data(), s.data(), c.size(), s.size()).ok());
+      std::int64_t not_nearest = 0, values = 0;
+      for (std::int64_t r = 0; r < rows.count; ++r) {
+        for (std::int64_t i = 0; i < n; ++i) {
+          const double want_c = cos_exact(positions[r], w[i]);
+          const double want_s = sin_exact(positions[r], w[i]);
+          for (int which = 0; which < 2; ++which) {
+            const float gc = c[r * rd + column(layout, n, i, which)];
+            const float gs = s[r * rd + column(layout, n, i, which)];
+            INFO("rd " << rd << " p " << positions[r] << " i " << i);
+            CHECK(std::fabs(gc - want_c) <= kBound);
+            CHECK(std::fabs(gs - want_s) <= kBound);
+            not_nearest += (gc != static_cast<float>(want_c)) + (gs != static_cast<float>(want_s));
+            values += 2;
+          }
+        }
+      }
+      // float64 evaluation then one rounding: wrong only within ~2^-45 of a midpoint.
+      CHECK(not_nearest * 1000 <= values);
+    }
+  }
+}
+
+TEST_CASE("rotary apply: within 2^-22 x A x |pair| of the float64 rotation", "[rotary]") {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+  struct Case {
+    std::int64_t head_dim, rotary_dim, heads;
+  };
+  for (RotaryLayout layout : {RotaryLayout::half, RotaryLayout::interleaved}) {
+    for (Case k : {Case{128, 128, 4}, Case{64, 64, 3}, Case{10, 6, 5}, Case{130, 128, 2},
+                   Case{2, 2, 1}, Case{96, 24, 2}, Case{36, 36, 1}}) {
+      RotarySpec spec = explicit_spec(k.head_dim, k.rotary_dim, layout);
+      for (int scaled = 0; scaled < 2; ++scaled) {
+        if (scaled) {
+          spec.scaling.type = RopeScalingType::yarn;
+          spec.scaling.factor = 8.0;
+          spec.scaling.original_max_positions = 4096;
+        }
+        const RotaryEmbedding rot = make(spec);
+        const std::vector<double>& w = rot.inverse_frequencies();
+        const double a = rot.attention_scaling();
+        const std::vector<double> positions = test_positions();
+        RotaryRows rows;
+        rows.count = static_cast<std::int64_t>(positions.size());
+        rows.positions = positions.data();
+        std::vector<float> x(rows.count * k.heads * k.head_dim);
+        for (float& v : x)
+          v = u(rng);
+        std::vector<float> y = x;
+        REQUIRE(rot.apply(rows, k.heads, y.data(), y.size()).ok());
+        const std::int64_t n = k.rotary_dim / 2;
+        double worst = 0;
+        for (std::int64_t r = 0; r < rows.count; ++r) {
+          for (std::int64_t h = 0; h < k.heads; ++h) {
+            const std::int64_t base = (r * k.heads + h) * k.head_dim;
+            for (std::int64_t i = 0; i < n; ++i) {
+              const std::int64_t i0 = layout == RotaryLayout::half ? i : 2 * i;
+              const std::int64_t i1 = layout == RotaryLayout::half ? i + n : 2 * i + 1;
+              double ox, oy;
+              rotate_f64(x[base + i0], x[base + i1], positions[r], w[i], a, &ox, &oy);
+              const double norm =
+                  std::hypot(static_cast<double>(x[base + i0]), static_cast<double>(x[base + i1]));
+              const double e = std::max(std::fabs(y[base + i0] - ox), std::fabs(y[base + i1] - oy));
+              INFO("layout " << static_cast<int>(layout) << " hd " << k.head_dim << " p "
+                             << positions[r] << " i " << i);
+              CHECK(e <= kBound * a * norm);
+              worst = std::max(worst, e / (a * norm));
+            }
+            for (std::int64_t c = k.rotary_dim; c < k.head_dim; ++c)
+              CHECK(y[base + c] == x[base + c]);  // partial rotary: untouched
+          }
+        }
+        CHECK(worst > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("rotary: one row, chunks and explicit positions equal the bulk call bit for bit",
+          "[rotary]") {
+  for (RotaryLayout layout : {RotaryLayout::half, RotaryLayout::interleaved}) {
+    const RotaryEmbedding rot = make(explicit_spec(64, 64, layout, 500000.0));
+    const std::int64_t heads = 4, len = 300, hd = 64;
+    std::vector<float> x(len * heads * hd);
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (float& v : x)
+      v = u(rng);
+    RotaryRows all;
+    all.count = len;
+    all.first_position = 4000;
+    std::vector<float> bulk = x;
+    REQUIRE(rot.apply(all, heads, bulk.data(), bulk.size()).ok());
+    std::vector<float> single = x;
+    for (std::int64_t r = 0; r < len; ++r) {
+      RotaryRows one;
+      one.count = 1;
+      one.first_position = 4000 + static_cast<double>(r);
+      REQUIRE(rot.apply(one, heads, single.data() + r * heads * hd, heads * hd).ok());
+    }
+    CHECK(single == bulk);
+    // The same one row at a time through an anchor cache (shared with another embedding between
+    // calls, which must refill it): the same bits.
+    RotaryAnchorCache cache;
+    const RotaryEmbedding other = make(explicit_spec(64, 64, layout, 10000.0));
+    std::vector<float> cached_rows = x, scratch(heads * hd, 0.5f);
+    for (std::int64_t r = 0; r < len; ++r) {
+      RotaryRows one;
+      one.count = 1;
+      one.first_position = 4000 + static_cast<double>(r);
+      REQUIRE(rot.apply(one, heads, cached_rows.data() + r * heads * hd, heads * hd, &cache).ok());
+      if (r % 50 == 7) REQUIRE(other.apply(one, heads, scratch.data(), heads * hd, &cache).ok());
+    }
+    CHECK(cached_rows == bulk);
+    std::vector<double> positions(len);
+    for (std::int64_t r = 0; r < len; ++r)
+      positions[r] = 4000 + static_cast<double>(r);
+    std::vector<float> explicit_rows = x;
+    RotaryRows ex;
+    ex.count = len;
+    ex.positions = positions.data();
+    REQUIRE(rot.apply(ex, heads, explicit_rows.data(), explicit_rows.size()).ok());
+    CHECK(explicit_rows == bulk);
+    // cos_sin in chunks of 7 rows equals one call
+    std::vector<float> c(len * hd), s(len * hd), c2(len * hd), s2(len * hd);
+    REQUIRE(rot.cos_sin(all, c.data(), s.data(), c.size(), s.size()).ok());
+    for (std::int64_t r = 0; r < len; r += 7) {
+      RotaryRows chunk;
+      chunk.count = std::min<std::int64_t>(7, len - r);
+      chunk.first_position = 4000 + static_cast<double>(r);
+      const std::size_t m = static_cast<std::size_t>(chunk.count * hd);
+      REQUIRE(rot.cos_sin(chunk, c2.data() + r * hd, s2.data() + r * hd, m, m).ok());
+    }
+    CHECK(c2 == c);
+    CHECK(s2 == s);
+  }
+}
+
+TEST_CASE("rotary cos_sin applies the attention factor as HF does (float32 product)", "[rotary]") {
+  RotarySpec spec = explicit_spec(64, 64, RotaryLayout::half);
+  spec.scaling.type = RopeScalingType::yarn;
+  spec.scaling.factor = 4.0;
+  spec.scaling.original_max_positions = 2048;
+  const RotaryEmbedding rot = make(spec);
+  const double a = rot.attention_scaling();
+  CHECK(a == Approx(0.1 * std::log(4.0) + 1.0).epsilon(1e-15));
+  RotaryRows rows;
+  rows.count = 50;
+  rows.first_position = 1000;
+  std::vector<float> c(50 * 64), s(50 * 64);
+  REQUIRE(rot.cos_sin(rows, c.data(), s.data(), c.size(), s.size()).ok());
+  std::int64_t differ = 0;
+  for (std::int64_t r = 0; r < 50; ++r)
+    for (std::int64_t i = 0; i < 32; ++i) {
+      const double cv = cos_exact(1000.0 + static_cast<double>(r), rot.inverse_frequencies()[i]);
+      const float want = static_cast<float>(cv) * static_cast<float>(a);
+      differ += c[r * 64 + i] != want;
+      CHECK(std::fabs(c[r * 64 + i] - a * cv) <= kBound * a);
+    }
+  CHECK(differ <= 2);
+}
+
+TEST_CASE("rotary dynamic and longrope pick frequencies from the sequence length", "[rotary]") {
+  RotarySpec spec = explicit_spec(32, 32, RotaryLayout::half);
+  spec.scaling.type = RopeScalingType::dynamic;
+  spec.scaling.factor = 2.0;
+  spec.scaling.original_max_positions = 100;
+  const RotaryEmbedding rot = make(spec);
+  std::vector<double> inv;
+  double a = 0;
+  REQUIRE(rotary_frequencies(rot.spec(), 300, &inv, &a).ok());
+  // base' = base * (2 * 300 / 100 - 1)^(32 / 30)
+  const double base2 = 10000.0 * std::pow(5.0, 32.0 / 30.0);
+  for (std::size_t i = 0; i < inv.size(); ++i)
+    CHECK(inv[i] == Approx(std::pow(base2, -2.0 * static_cast<double>(i) / 32)).epsilon(1e-13));
+  // A call whose rows end at position 299 uses those frequencies; rows.sequence_length can say so
+  // for a chunk that ends earlier.
+  std::vector<float> c1(32), s1(32), c2(32), s2(32);
+  RotaryRows one;
+  one.count = 1;
+  one.first_position = 299;
+  REQUIRE(rot.cos_sin(one, c1.data(), s1.data(), 32, 32).ok());
+  RotaryRows chunk;
+  chunk.count = 1;
+  chunk.first_position = 299;
+  chunk.sequence_length = 300;
+  REQUIRE(rot.cos_sin(chunk, c2.data(), s2.data(), 32, 32).ok());
+  CHECK(c1 == c2);
+  CHECK(std::fabs(c1[1] - std::cos(299 * inv[1])) <= kBound);
+  // Below the original context: the unscaled frequencies.
+  chunk.sequence_length = 100;
+  REQUIRE(rot.cos_sin(chunk, c2.data(), s2.data(), 32, 32).ok());
+  CHECK(std::fabs(c2[1] - std::cos(299 * rot.inverse_frequencies()[1])) <= kBound);
+}
+
+TEST_CASE("rotary float64 frequencies of explicit options", "[rotary]") {
+  for (double base : {10000.0, 500000.0, 1e6, 1.5}) {
+    RotarySpec spec = explicit_spec(128, 128, RotaryLayout::half, base);
+    std::vector<double> inv;
+    double a;
+    REQUIRE(rotary_frequencies(spec, 0, &inv, &a).ok());
+    REQUIRE(inv.size() == 64);
+    for (std::size_t i = 0; i < 64; ++i)
+      CHECK(inv[i] == Approx(std::pow(base, -2.0 * static_cast<double>(i) / 128)).epsilon(1e-15));
+    spec.scaling.type = RopeScalingType::linear;
+    spec.scaling.factor = 4;
+    std::vector<double> lin;
+    REQUIRE(rotary_frequencies(spec, 0, &lin, &a).ok());
+    for (std::size_t i = 0; i < 64; ++i)
+      CHECK(lin[i] == inv[i] / 4);
+  }
+}
+
+TEST_CASE("rotary positions beyond 2^24 and up to 2^31 - 1 stay bounded", "[rotary]") {
+  RotarySpec spec = explicit_spec(16, 16, RotaryLayout::half);
+  const RotaryEmbedding rot = make(spec);
+  for (double p : {16777216.0, 1e9, 2147483647.0}) {
+    RotaryRows rows;
+    rows.count = 1;
+    rows.first_position = p;
+    std::vector<float> c(16), s(16);
+    REQUIRE(rot.cos_sin(rows, c.data(), s.data(), 16, 16).ok());
+    for (std::int64_t i = 0; i < 8; ++i) {
+      CHECK(std::fabs(c[i] - std::cos(p * rot.inverse_frequencies()[i])) <= 1e-6);
+      CHECK(std::fabs(c[i]) <= 1.0f);
+    }
+  }
+}
+
+TEST_CASE("rotary angles beyond 2^31 are reduced modulo 2 pi in double-double", "[rotary]") {
+  // longrope with a tiny short factor: w_0 = 1 / 0.001 = 1000, so p w reaches 2^41.
+  RotarySpec spec = explicit_spec(4, 4, RotaryLayout::half);
+  spec.scaling.type = RopeScalingType::longrope;
+  spec.scaling.original_max_positions = 2147483648.0;  // every call uses the short factors
+  spec.scaling.short_factor = {0.001, 1.0};
+  spec.scaling.long_factor = {1.0, 1.0};
+  const RotaryEmbedding rot = make(spec);
+  const double w0 = rot.inverse_frequencies()[0];
+  CHECK(w0 == Approx(1000.0));
+  for (double p : {3e6, 1e7, 123456789.0, 2147483647.0}) {
+    RotaryRows rows;
+    rows.count = 1;
+    rows.first_position = p;
+    std::vector<float> c(4), s(4);
+    REQUIRE(rot.cos_sin(rows, c.data(), s.data(), 4, 4).ok());
+    INFO("p " << p << " angle " << p * w0);
+    // The float64 angle p * w0 (not exact here: within 2^-11 of p w0 at 2^41) is the reference.
+    CHECK(std::fabs(c[0] - cos_exact(p, w0)) <= 1e-3);
+    CHECK(std::fabs(s[0] - sin_exact(p, w0)) <= 1e-3);
+    CHECK(std::fabs(c[0] - std::cos(p * w0)) <= 1e-6);
+  }
+}
