@@ -49,41 +49,74 @@ inline void dispatch(const RowLayout& L, bool add, float scale, float* out, Grou
   }
 }
 
-}  // namespace
-
-void anchors(const double* w, std::int64_t n, double p, float* s, float* c) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    double k, sr, cr;
-    sincos_reduced_f64(reduce_pio2(p * w[i], k), sr, cr);
-    float fs, fc;
-    unit_pair(sr, cr, fs, fc);
-    apply_quadrant(static_cast<std::int64_t>(k), fs, fc, s[i], c[i]);
-  }
+// One float64 value of the kernels, rounded: the hard cases through rounded_exact.
+inline float rounded(double v, double p, double w, bool cosine) {
+  bool hard;
+  const float f = round_checked(v, hard);
+  return hard ? rounded_exact(p, w, cosine) : f;
 }
 
-void direct_row(const RowLayout& L, const double* w, double p, bool add, float scale, float* out) {
+}  // namespace
+
+void sincos_row(const SplitFrequencies& F, std::int64_t n, double p, double* s, double* c) {
+  double ph, pl;
+  split(p, ph, pl);
+  for (std::int64_t i = 0; i < n; ++i)
+    sincos_f64(p, ph, pl, F.w[i], F.hi[i], F.lo[i], s[i], c[i]);
+}
+
+void direct_row(const RowLayout& L, const SplitFrequencies& F, double p, bool add, float scale,
+                float* out) {
+  double ph, pl;
+  split(p, ph, pl);
   dispatch(L, add, scale, out, [&](std::int64_t i, float* s, float* c) {
-    for (int k = 0; k < 4; ++k)
-      sincos_f32(p * w[i + k], s[k], c[k]);
+    for (int k = 0; k < 4; ++k) {
+      double sv, cv;
+      sincos_f64_lite(p, ph, pl, F.w[i + k], F.hi[i + k], F.lo[i + k], sv, cv);
+      s[k] = rounded(sv, p, F.w[i + k], false);
+      c[k] = rounded(cv, p, F.w[i + k], true);
+    }
   });
 }
 
-void rotate_rows(const RowLayout& L, const float* sa, const float* ca, const float* sd,
-                 const float* cd, bool add, float scale, float* plus, float* minus) {
+void rotate_rows(const RowLayout& L, const SplitFrequencies& F, const double* sa, const double* ca,
+                 const double* sd, const double* cd, double a, double d, bool add, float scale,
+                 float* plus, float* minus) {
   // x = sa cd, y = ca sd, z = ca cd, v = sa sd: PE(a + d) = (x + y, z - v), PE(a - d) = (x - y,
   // z + v). Written as two passes; the SIMD kernel shares the products (same values).
+  const double pp = a + d, pm = a - d;
   dispatch(L, add, scale, plus, [&](std::int64_t i, float* s, float* c) {
     for (int k = 0; k < 4; ++k) {
-      s[k] = sa[i + k] * cd[i + k] + ca[i + k] * sd[i + k];
-      c[k] = ca[i + k] * cd[i + k] - sa[i + k] * sd[i + k];
+      const std::int64_t j = i + k;
+      s[k] = rounded(sa[j] * cd[j] + ca[j] * sd[j], pp, F.w[j], false);
+      c[k] = rounded(ca[j] * cd[j] - sa[j] * sd[j], pp, F.w[j], true);
     }
   });
   dispatch(L, add, scale, minus, [&](std::int64_t i, float* s, float* c) {
     for (int k = 0; k < 4; ++k) {
-      s[k] = sa[i + k] * cd[i + k] - ca[i + k] * sd[i + k];
-      c[k] = ca[i + k] * cd[i + k] + sa[i + k] * sd[i + k];
+      const std::int64_t j = i + k;
+      s[k] = rounded(sa[j] * cd[j] - ca[j] * sd[j], pm, F.w[j], false);
+      c[k] = rounded(ca[j] * cd[j] + sa[j] * sd[j], pm, F.w[j], true);
     }
   });
 }
 
 }  // namespace posenc::detail::scalar
+
+namespace posenc::detail {
+
+float rounded_exact(double p, double w, bool cosine) {
+  double ph, pl, wh, wl, xh, xl, rh, rl;
+  split(p, ph, pl);
+  split(w, wh, wl);
+  two_product(p, ph, pl, w, wh, wl, xh, xl);
+  if (xh == 0.0) return cosine ? 1.0f : 0.0f;
+  const double k = reduce_pio2(xh, xl, rh, rl);
+  // long double: a 64-bit significand on x86, IEEE quad (software) under wasm.
+  const long double r = static_cast<long double>(rh) + static_cast<long double>(rl);
+  long double s, c;
+  apply_quadrant(static_cast<std::int64_t>(k), std::sin(r), std::cos(r), s, c);
+  return static_cast<float>(cosine ? c : s);
+}
+
+}  // namespace posenc::detail
