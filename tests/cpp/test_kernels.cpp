@@ -44,6 +44,11 @@ struct ScalarKernels {
                           bool add, float k, float* plus, float* minus) {
     pd::scalar::rotate_rows(L, F, sa, ca, sj, cj, a, j, add, k, plus, minus);
   }
+  static void rotate_row(const pd::RowLayout& L, const pd::SplitFrequencies& F, const double* sa,
+                         const double* ca, const double* sj, const double* cj, double a, double j,
+                         bool minus, bool add, float k, float* out) {
+    pd::scalar::rotate_row(L, F, sa, ca, sj, cj, a, j, minus, add, k, out);
+  }
 };
 
 #if POSENC_TEST_SIMD
@@ -61,6 +66,11 @@ struct SimdKernels {
                           const double* ca, const double* sj, const double* cj, double a, double j,
                           bool add, float k, float* plus, float* minus) {
     pd::simd::rotate_rows(L, F, sa, ca, sj, cj, a, j, add, k, plus, minus);
+  }
+  static void rotate_row(const pd::RowLayout& L, const pd::SplitFrequencies& F, const double* sa,
+                         const double* ca, const double* sj, const double* cj, double a, double j,
+                         bool minus, bool add, float k, float* out) {
+    pd::simd::rotate_row(L, F, sa, ca, sj, cj, a, j, minus, add, k, out);
   }
 };
 #endif
@@ -156,6 +166,14 @@ double check_kernels(const Spec& spec, std::int64_t* misrounded) {
                      false, 1.0f, other.data(), row.data());
       const double e_minus = oracle::max_abs_diff(row, want);
       *misrounded += oracle::count_misrounded(spec, {p}, row);
+      // The one-row kernel, both signs: the same rows.
+      std::vector<float> pair = row;
+      K::rotate_row(L, F, sb.data(), cb.data(), sj.data(), cj.data(), b, static_cast<double>(j),
+                    true, false, 1.0f, row.data());
+      CHECK(row == pair);
+      K::rotate_row(L, F, sa.data(), ca.data(), sj.data(), cj.data(), a, static_cast<double>(j),
+                    false, false, 1.0f, row.data());
+      CHECK(row == pair);
       CHECK(e_direct <= oracle::kBound);
       CHECK(e_plus <= oracle::kBound);
       CHECK(e_minus <= oracle::kBound);
@@ -247,6 +265,16 @@ TEST_CASE("the SIMD kernels equal the scalar kernels bit for bit", "[kernels]") 
                               r2.data(), m2.data());
         CHECK(r1 == r2);
         CHECK(m1 == m2);
+        for (bool minus : {false, true}) {
+          for (bool add : {false, true}) {
+            std::vector<float> o1(dim, 3.0f), o2(dim, 3.0f);
+            pd::scalar::rotate_row(L, F, s1.data(), c1.data(), sj.data(), cj.data(), p, j, minus,
+                                   add, 0.5f, o1.data());
+            pd::simd::rotate_row(L, F, s1.data(), c1.data(), sj.data(), cj.data(), p, j, minus, add,
+                                 0.5f, o2.data());
+            CHECK(o1 == o2);
+          }
+        }
         pd::scalar::rotate_rows(L, F, s1.data(), c1.data(), sj.data(), cj.data(), p, j, true, 0.5f,
                                 r1.data(), m1.data());
         pd::simd::rotate_rows(L, F, s1.data(), c1.data(), sj.data(), cj.data(), p, j, true, 0.5f,

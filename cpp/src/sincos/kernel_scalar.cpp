@@ -101,6 +101,20 @@ void rotate_rows(const RowLayout& L, const SplitFrequencies& F, const double* sa
   });
 }
 
+void rotate_row(const RowLayout& L, const SplitFrequencies& F, const double* sa, const double* ca,
+                const double* sd, const double* cd, double a, double d, bool minus, bool add,
+                float scale, float* out) {
+  const double p = minus ? a - d : a + d;
+  dispatch(L, add, scale, out, [&](std::int64_t i, float* s, float* c) {
+    for (int k = 0; k < 4; ++k) {
+      const std::int64_t j = i + k;
+      const double x = sa[j] * cd[j], y = ca[j] * sd[j], z = ca[j] * cd[j], v = sa[j] * sd[j];
+      s[k] = rounded(minus ? x - y : x + y, p, F.w[j], false);
+      c[k] = rounded(minus ? z + v : z - v, p, F.w[j], true);
+    }
+  });
+}
+
 }  // namespace posenc::detail::scalar
 
 namespace posenc::detail {

@@ -351,4 +351,47 @@ inline void rotate_rows(const RowLayout& L, const SplitFrequencies& F, const dou
   }
 }
 
+// See scalar::rotate_row. One instantiation, the layout and add decided per group (as direct_row).
+inline void rotate_row(const RowLayout& L, const SplitFrequencies& F, const double* sa,
+                       const double* ca, const double* sd, const double* cd, double a, double d,
+                       bool minus, bool add_to, float scale, float* out) {
+  const double p = minus ? a - d : a + d;
+  const v128_t vscale = wasm_f32x4_splat(scale);
+  // sin(a +- d) = x +- y, cos(a +- d) = z -+ v: the sign of y and v flips for the minus row.
+  const v128_t flip = minus ? wasm_f64x2_splat(-0.0) : wasm_f64x2_splat(0.0);
+  auto put = [&](float* at, v128_t v) {
+    if (add_to) {
+      put4<true>(at, v, vscale);
+    } else {
+      put4<false>(at, v, vscale);
+    }
+  };
+  auto row = [&](std::int64_t i, v128_t s, v128_t c) {
+    if (L.interleaved) {
+      put(out + 2 * i, wasm_i32x4_shuffle(s, c, 0, 4, 1, 5));
+      put(out + 2 * i + 4, wasm_i32x4_shuffle(s, c, 2, 6, 3, 7));
+    } else {
+      put(out + i, s);
+      put(out + L.sines + i, c);
+    }
+  };
+  write_row_with(L, add_to, scale, out, row, [&](std::int64_t i, v128_t& s, v128_t& c) {
+    v128_t sv[2], cv[2];
+    for (int h = 0; h < 2; ++h) {
+      const std::int64_t j = i + 2 * h;
+      const v128_t a_s = wasm_v128_load(sa + j), a_c = wasm_v128_load(ca + j);
+      const v128_t d_s = wasm_v128_load(sd + j), d_c = wasm_v128_load(cd + j);
+      sv[h] = add(mul(a_s, d_c), wasm_v128_xor(mul(a_c, d_s), flip));
+      cv[h] = sub(mul(a_c, d_c), wasm_v128_xor(mul(a_s, d_s), flip));
+    }
+    v128_t hs, hc;
+    s = round4(sv[0], sv[1], hs);
+    c = round4(cv[0], cv[1], hc);
+    if (wasm_v128_any_true(wasm_v128_or(hs, hc))) {
+      s = fix_hard(s, hs, p, F.w + i, false);
+      c = fix_hard(c, hc, p, F.w + i, true);
+    }
+  });
+}
+
 }  // namespace posenc::detail::simd

@@ -46,11 +46,16 @@ void direct_row(const RowLayout& L, const SplitFrequencies& F, double p, bool ad
 // (sa, ca) = (sin, cos)(a w) and the step (sd, cd) = (sin, cos)(d w), all from sincos_row():
 // sin(a +- d) = sa cd +- ca sd, cos(a +- d) = ca cd -+ sa sd, each rounded to float32 with the
 // hard-case test (error below 2^-50 before rounding, see encode.cpp), hard cases recomputed by
-// rounded_exact at positions a + d and a - d. Both rows are always written (pass a spare row for
-// the one not wanted). Every value is the correctly rounded float32, so in [-1, 1].
+// rounded_exact at positions a + d and a - d. Every value is the correctly rounded float32, so in
+// [-1, 1].
 void rotate_rows(const RowLayout& L, const SplitFrequencies& F, const double* sa, const double* ca,
                  const double* sd, const double* cd, double a, double d, bool add, float scale,
                  float* plus, float* minus);
+
+// One row of rotate_rows: PE(a + d) when minus = false, PE(a - d) when true (one-row calls).
+void rotate_row(const RowLayout& L, const SplitFrequencies& F, const double* sa, const double* ca,
+                const double* sd, const double* cd, double a, double d, bool minus, bool add,
+                float scale, float* out);
 
 }  // namespace scalar
 }  // namespace posenc::detail

@@ -190,10 +190,9 @@ std::unique_ptr<AnchorCache> SinusoidalEncoder::make_anchor_cache() const {
   cache->stride_ = stride;
   cache->slots_ = slots;
   cache->values_.reset(new (std::nothrow) double[static_cast<std::size_t>(2 * slots * stride)]);
-  cache->spare_.reset(new (std::nothrow) float[static_cast<std::size_t>(spec_.dim)]());
   cache->starts_.reset(new (std::nothrow) double[static_cast<std::size_t>(slots)]);
   cache->used_.reset(new (std::nothrow) std::uint64_t[static_cast<std::size_t>(slots)]);
-  if (!cache->values_ || !cache->spare_ || !cache->starts_ || !cache->used_) return nullptr;
+  if (!cache->values_ || !cache->starts_ || !cache->used_) return nullptr;
   for (std::int64_t k = 0; k < slots; ++k) {
     cache->starts_[k] = -1.0;
     cache->used_[k] = 0;
@@ -264,16 +263,10 @@ Status SinusoidalEncoder::run(const RowPositions& rows, const detail::RowTarget&
   if (rows.positions == nullptr && (rows.count >= kBulkMinRows || cached) &&
       (last + static_cast<double>(B)) * w[0] <= detail::kReduceLimit) {
     const auto table = rotation_table();
-    // Without a cache: one block's anchors and a spare row (for the partner a kernel call always
-    // writes); the cache has its own.
+    // Without a cache: one block's anchors; the cache has its own.
     std::unique_ptr<double[]> own;
-    std::unique_ptr<float[]> own_spare;
-    if (!cached) {
-      own.reset(new (std::nothrow) double[static_cast<std::size_t>(2 * stride)]);
-      own_spare.reset(new (std::nothrow) float[static_cast<std::size_t>(d)]);
-    }
-    if (!table || (!cached && (!own || !own_spare))) return Status::out_of_memory;
-    float* spare = cached ? cache->spare_.get() : own_spare.get();
+    if (!cached) own.reset(new (std::nothrow) double[static_cast<std::size_t>(2 * stride)]);
+    if (!table || (!cached && !own)) return Status::out_of_memory;
     for (std::int64_t r = 0; r < rows.count;) {
       // Blocks are centred on their anchors, the multiples of B (so position 0 is an anchor):
       // rows r .. r + n - 1 are offsets j0 .. j0 + n - 1 of the block [c - H, c + H), offset j
@@ -317,9 +310,16 @@ Status SinusoidalEncoder::run(const RowPositions& rows, const detail::RowTarget&
         float* plus = rp >= 0 ? target(rp) : nullptr;
         float* minus = rm >= 0 ? target(rm) : nullptr;
         if (plus == nullptr && minus == nullptr) continue;
-        detail::kernel::rotate_rows(
-            L, F, sa, ca, table->sines(e), table->cosines(e), c, static_cast<double>(e), t.add,
-            t.scale, plus != nullptr ? plus : spare, minus != nullptr ? minus : spare);
+        const double* sd = table->sines(e);
+        const double* cd = table->cosines(e);
+        const double de = static_cast<double>(e);
+        if (plus != nullptr && minus != nullptr) {
+          detail::kernel::rotate_rows(L, F, sa, ca, sd, cd, c, de, t.add, t.scale, plus, minus);
+        } else {
+          // One row (a call's edge, or a one-row call): half the work of the pair.
+          detail::kernel::rotate_row(L, F, sa, ca, sd, cd, c, de, minus != nullptr, t.add, t.scale,
+                                     plus != nullptr ? plus : minus);
+        }
       }
       r += n;
     }

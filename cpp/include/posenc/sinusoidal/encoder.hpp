@@ -64,7 +64,6 @@ class AnchorCache {
   std::int64_t stride_ = 0;
   std::int64_t slots_ = 0;
   std::unique_ptr<double[]> values_;       // slots_ x (2 * stride_)
-  std::unique_ptr<float[]> spare_;         // dim floats: the row a kernel call writes unasked
   std::unique_ptr<double[]> starts_;       // block centre of each slot, -1 when empty
   std::unique_ptr<std::uint64_t[]> used_;  // last use, for least-recently-used replacement
   std::uint64_t clock_ = 0;
