@@ -255,18 +255,20 @@ inline void direct_row(const RowLayout& L, const SplitFrequencies& F, double p, 
       put(out + L.sines + i, c);
     }
   };
-  write_row_with(L, add, scale, out, row, [&](std::int64_t i, v128_t& s, v128_t& c) {
-    v128_t s0, c0, s1, c1, hs, hc;
-    const v128_t k0 = sincos_pair_lite(vp, vph, vpl, F, i, s0, c0);
-    const v128_t k1 = sincos_pair_lite(vp, vph, vpl, F, i + 2, s1, c1);
-    s = round4(s0, s1, hs);
-    c = round4(c0, c1, hc);
-    apply_quadrant(quadrants(k0, k1), s, c, hs, hc);
-    if (wasm_v128_any_true(wasm_v128_or(hs, hc))) {
-      s = fix_hard(s, hs, p, F.w + i, false);
-      c = fix_hard(c, hc, p, F.w + i, true);
-    }
-  });
+  write_row_with(
+      L, add, scale, out,
+      row, [&](std::int64_t i, v128_t & s, v128_t & c) __attribute__((always_inline)) {
+        v128_t s0, c0, s1, c1, hs, hc;
+        const v128_t k0 = sincos_pair_lite(vp, vph, vpl, F, i, s0, c0);
+        const v128_t k1 = sincos_pair_lite(vp, vph, vpl, F, i + 2, s1, c1);
+        s = round4(s0, s1, hs);
+        c = round4(c0, c1, hc);
+        apply_quadrant(quadrants(k0, k1), s, c, hs, hc);
+        if (wasm_v128_any_true(wasm_v128_or(hs, hc))) {
+          s = fix_hard(s, hs, p, F.w + i, false);
+          c = fix_hard(c, hc, p, F.w + i, true);
+        }
+      });
 }
 
 // Writes two rows from groups of four frequencies: group(i, sp, cp, sm, cm) fills the sines and
@@ -375,23 +377,25 @@ inline void rotate_row(const RowLayout& L, const SplitFrequencies& F, const doub
       put(out + L.sines + i, c);
     }
   };
-  write_row_with(L, add_to, scale, out, row, [&](std::int64_t i, v128_t& s, v128_t& c) {
-    v128_t sv[2], cv[2];
-    for (int h = 0; h < 2; ++h) {
-      const std::int64_t j = i + 2 * h;
-      const v128_t a_s = wasm_v128_load(sa + j), a_c = wasm_v128_load(ca + j);
-      const v128_t d_s = wasm_v128_load(sd + j), d_c = wasm_v128_load(cd + j);
-      sv[h] = add(mul(a_s, d_c), wasm_v128_xor(mul(a_c, d_s), flip));
-      cv[h] = sub(mul(a_c, d_c), wasm_v128_xor(mul(a_s, d_s), flip));
-    }
-    v128_t hs, hc;
-    s = round4(sv[0], sv[1], hs);
-    c = round4(cv[0], cv[1], hc);
-    if (wasm_v128_any_true(wasm_v128_or(hs, hc))) {
-      s = fix_hard(s, hs, p, F.w + i, false);
-      c = fix_hard(c, hc, p, F.w + i, true);
-    }
-  });
+  write_row_with(
+      L, add_to, scale, out,
+      row, [&](std::int64_t i, v128_t & s, v128_t & c) __attribute__((always_inline)) {
+        v128_t sv[2], cv[2];
+        for (int h = 0; h < 2; ++h) {
+          const std::int64_t j = i + 2 * h;
+          const v128_t a_s = wasm_v128_load(sa + j), a_c = wasm_v128_load(ca + j);
+          const v128_t d_s = wasm_v128_load(sd + j), d_c = wasm_v128_load(cd + j);
+          sv[h] = add(mul(a_s, d_c), wasm_v128_xor(mul(a_c, d_s), flip));
+          cv[h] = sub(mul(a_c, d_c), wasm_v128_xor(mul(a_s, d_s), flip));
+        }
+        v128_t hs, hc;
+        s = round4(sv[0], sv[1], hs);
+        c = round4(cv[0], cv[1], hc);
+        if (wasm_v128_any_true(wasm_v128_or(hs, hc))) {
+          s = fix_hard(s, hs, p, F.w + i, false);
+          c = fix_hard(c, hc, p, F.w + i, true);
+        }
+      });
 }
 
 }  // namespace posenc::detail::simd
