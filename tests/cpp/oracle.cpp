@@ -121,13 +121,10 @@ double error_of(double v, double p, double w, bool cosine) {
   return static_cast<double>(e < 0 ? -e : e);
 }
 
-Rounded rounded(const posenc::Spec& spec, double p, std::int64_t col) {
+Rounded rounded_sin_cos(double p, double w, bool cosine) {
   Rounded r;
-  const Column c = column_of(spec, col);
-  if (c.frequency < 0) return r;
-  const double w = posenc::frequency(spec, c.frequency);
   const quad x = static_cast<quad>(p) * static_cast<quad>(w);  // exact: 106 <= 113 bits
-  const quad q = c.sine ? quad_sin(x) : quad_cos(x);
+  const quad q = cosine ? quad_cos(x) : quad_sin(x);
   r.value = static_cast<float>(q);
   const quad f = static_cast<quad>(r.value);
   r.other = std::nextafter(r.value, q > f ? 2.0f : -2.0f);
@@ -136,6 +133,12 @@ Rounded rounded(const posenc::Spec& spec, double p, std::int64_t col) {
   const quad mag = q < 0 ? -q : q;
   r.tie = q != f && dist <= mag * static_cast<quad>(0x1p-58) + static_cast<quad>(0x1p-72);
   return r;
+}
+
+Rounded rounded(const posenc::Spec& spec, double p, std::int64_t col) {
+  const Column c = column_of(spec, col);
+  if (c.frequency < 0) return Rounded{};
+  return rounded_sin_cos(p, posenc::frequency(spec, c.frequency), !c.sine);
 }
 
 std::int64_t count_misrounded(const posenc::Spec& spec, const std::vector<double>& positions,

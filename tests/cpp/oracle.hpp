@@ -38,6 +38,8 @@ struct Rounded {
   bool tie = false;
 };
 Rounded rounded(const posenc::Spec& spec, double p, std::int64_t col);
+// The same for sin (cosine = false) or cos of the exact p * w.
+Rounded rounded_sin_cos(double p, double w, bool cosine);
 
 // |v - sin(p * w)| (cosine = false) or |v - cos(p * w)|, the product exact, in quad precision.
 double error_of(double v, double p, double w, bool cosine);

@@ -323,6 +323,23 @@ TEST_CASE("float64 anchors are within 2^-52 of the exact values", "[kernels]") {
 #endif
 }
 
+TEST_CASE("the hard-case path rounds correctly on its own", "[kernels]") {
+  // rounded_exact (double-double Taylor series) at random angles up to 2^24, positions 0 and
+  // fractional ones included; the kernels call it only for the rare hard cases.
+  std::mt19937_64 rng(15);
+  std::uniform_real_distribution<double> position(0.0, 16777216.0), frequency(1e-4, 1.0);
+  std::int64_t bad = 0;
+  for (int k = 0; k < 20000; ++k) {
+    const double p = k % 3 == 0 ? position(rng) : std::floor(position(rng)), w = frequency(rng);
+    for (bool cosine : {false, true})
+      bad += !oracle::acceptable(pd::rounded_exact(p, w, cosine),
+                                 oracle::rounded_sin_cos(p, w, cosine));
+  }
+  CHECK(bad == 0);
+  CHECK(pd::rounded_exact(0.0, 0.5, false) == 0.0f);
+  CHECK(pd::rounded_exact(0.0, 0.5, true) == 1.0f);
+}
+
 TEST_CASE("SinusoidalEncoder calls in chunks agree with the oracle and with one call",
           "[kernels]") {
   const std::int64_t total = 150;

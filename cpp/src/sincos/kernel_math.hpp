@@ -23,13 +23,15 @@
 //    unless a float32 rounding boundary (a midpoint between floats) lies within E of v. The
 //    test: fround(v - E) == fround(v + E) (both computed in float64 then rounded; a midpoint is a
 //    float64, so the float64 roundings of v -+ E never cross one). With E = kHardMargin = 2^-49
-//    this fails for about 1 value in 2^21 of a typical table (more below |v| ~ 2^-20 and always
-//    below ~2^-26, where E is not small against the float32 spacing). Those values are
-//    recomputed by rounded_exact() (kernel_scalar.cpp): the same double-double angle and
-//    reduction, then sinl/cosl on rh + rl in long double (x86: 64-bit significand; wasm: IEEE
-//    quad in software), rounded once to float32. It is exact to within 2^-60 relative plus
-//    2^-74 absolute: a value is correctly rounded unless the exact value lies that close to a
-//    float32 midpoint (no such case is known at positions below 2^24; the tests count them).
+//    this fails for about 1 value in 10^5 to 10^6 of a typical table (more below |v| ~ 2^-20 and
+//    always below ~2^-26, where E is not small against the float32 spacing; and for every sine
+//    at position 0). Those values are recomputed by rounded_exact() (kernel_scalar.cpp): the
+//    same double-double angle and reduction, then the Taylor series of sin and cos in
+//    double-double arithmetic (the same code in every build: no long double, which is software
+//    quad under wasm and would add about 8 KB gzipped), rounded once to float32. It is exact to
+//    within 2^-74 absolute (2^-82 below 2^24 radians) plus 2^-95 relative: a value is correctly
+//    rounded unless the exact value lies that close to a float32 midpoint (no such case is known;
+//    the tests count them).
 #pragma once
 
 #include <cmath>

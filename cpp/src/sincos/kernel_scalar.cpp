@@ -119,6 +119,60 @@ void rotate_row(const RowLayout& L, const SplitFrequencies& F, const double* sa,
 
 namespace posenc::detail {
 
+namespace {
+
+// Double-double arithmetic (Dekker, no FMA): values hi + lo with |lo| <= ulp(hi) / 2.
+struct DD {
+  double hi = 0.0, lo = 0.0;
+};
+
+DD two_sum(double a, double b) {
+  const double s = a + b;
+  const double bb = s - a;
+  return {s, (a - (s - bb)) + (b - bb)};
+}
+
+DD two_prod(double a, double b) {
+  double ah, al, bh, bl;
+  split(a, ah, al);
+  split(b, bh, bl);
+  const double p = a * b;
+  return {p, (((ah * bh - p) + ah * bl) + al * bh) + al * bl};
+}
+
+DD add(DD a, DD b) {
+  const DD s = two_sum(a.hi, b.hi);
+  return two_sum(s.hi, s.lo + a.lo + b.lo);
+}
+
+DD mul(DD a, DD b) {
+  const DD p = two_prod(a.hi, b.hi);
+  return two_sum(p.hi, p.lo + a.hi * b.lo + a.lo * b.hi);
+}
+
+DD div_small(DD a, double k) {  // a / k, k a small integer
+  const double q = a.hi / k;
+  const DD p = two_prod(q, k);
+  return two_sum(q, (((a.hi - p.hi) - p.lo) + a.lo) / k);
+}
+
+DD operator-(DD a) {
+  return {-a.hi, -a.lo};
+}
+
+// The float32 nearest to hi + lo.
+float round_dd(DD v) {
+  const float f = static_cast<float>(v.hi);
+  const double d = (v.hi - static_cast<double>(f)) + v.lo;  // v - f (the first difference exact)
+  if (d == 0.0) return f;
+  const float g = std::nextafter(f, d > 0 ? 2.0f : -2.0f);
+  const double mid = (static_cast<double>(f) + static_cast<double>(g)) / 2;  // exact
+  const double beyond = (v.hi - mid) + v.lo;                                 // v - mid
+  return (d > 0 ? beyond > 0 : beyond < 0) ? g : f;
+}
+
+}  // namespace
+
 float rounded_exact(double p, double w, bool cosine) {
   double ph, pl, wh, wl, xh, xl, rh, rl;
   split(p, ph, pl);
@@ -126,11 +180,26 @@ float rounded_exact(double p, double w, bool cosine) {
   two_product(p, ph, pl, w, wh, wl, xh, xl);
   if (xh == 0.0) return cosine ? 1.0f : 0.0f;
   const double k = reduce_pio2(xh, xl, rh, rl);
-  // long double: a 64-bit significand on x86, IEEE quad (software) under wasm.
-  const long double r = static_cast<long double>(rh) + static_cast<long double>(rl);
-  long double s, c;
-  apply_quadrant(static_cast<std::int64_t>(k), std::sin(r), std::cos(r), s, c);
-  return static_cast<float>(cosine ? c : s);
+  // sin and cos of r = rh + rl (|r| <= pi/4 + 2^-30) by their Taylor series in double-double:
+  // term n is r^n / n!, added to the cosine (n even) or the sine (n odd) with sign (-1)^(n/2),
+  // to n = 29: truncation below 2^-110, rounding about 2^-100 relative.
+  const DD r{rh, rl};
+  DD s = r, c{1.0, 0.0}, term = r;
+#if defined(__clang__)
+#pragma clang loop unroll(disable)  // a rare path: keep it small
+#endif
+  for (int n = 2; n <= 29; ++n) {
+    term = div_small(mul(term, r), static_cast<double>(n));
+    const DD signed_term = (n / 2) % 2 != 0 ? -term : term;
+    if (n % 2 == 0) {
+      c = add(c, signed_term);
+    } else {
+      s = add(s, signed_term);
+    }
+  }
+  DD sv, cv;
+  apply_quadrant(static_cast<std::int64_t>(k), s, c, sv, cv);
+  return round_dd(cosine ? cv : sv);
 }
 
 }  // namespace posenc::detail

@@ -187,8 +187,9 @@ inline v128_t round4(v128_t v0, v128_t v1, v128_t& hard) {
   return wasm_v128_load(values);
 }
 
-// See scalar::sincos_row.
-inline void sincos_row(const SplitFrequencies& F, std::int64_t n, double p, double* s, double* c) {
+// See scalar::sincos_row. Not inlined: once per block, and called from two places (module size).
+[[gnu::noinline]] inline void sincos_row(const SplitFrequencies& F, std::int64_t n, double p,
+                                         double* s, double* c) {
   double ph, pl;
   split(p, ph, pl);
   const v128_t vp = splat(p), vph = splat(ph), vpl = splat(pl);
@@ -212,17 +213,18 @@ inline void put4(float* out, v128_t v, v128_t scale) {
 template <class PutGroup, class Group>
 inline void write_row_with(const RowLayout& L, bool add, float scale, float* out,
                            PutGroup put_group, Group group) {
+  // One call site of group (inlined once: module size): whole groups, then the tail group.
   v128_t s, c;
   std::int64_t i = 0;
-  for (; i + 4 <= L.cosines; i += 4) {
-    group(i, s, c);
-    put_group(i, s, c);
-  }
   alignas(16) float st[4], ct[4];
-  if (i < L.sines) {
+  for (; i < L.sines; i += 4) {
     group(i, s, c);
-    wasm_v128_store(st, s);
-    wasm_v128_store(ct, c);
+    if (i + 4 > L.cosines) {
+      wasm_v128_store(st, s);
+      wasm_v128_store(ct, c);
+      break;
+    }
+    put_group(i, s, c);
   }
   if (add) {
     put_tail<true>(L, i, st, ct, scale, out);
@@ -234,8 +236,8 @@ inline void write_row_with(const RowLayout& L, bool add, float scale, float* out
 // See scalar::direct_row. Off the bulk path (explicit positions, rows far from cached anchors),
 // so one instantiation with the layout and add decided per group keeps the module small: the
 // polynomial dominates the row anyway.
-inline void direct_row(const RowLayout& L, const SplitFrequencies& F, double p, bool add,
-                       float scale, float* out) {
+[[gnu::noinline]] inline void direct_row(const RowLayout& L, const SplitFrequencies& F, double p,
+                                         bool add, float scale, float* out) {
   double ph, pl;
   split(p, ph, pl);
   const v128_t vp = splat(p), vph = splat(ph), vpl = splat(pl), vscale = wasm_f32x4_splat(scale);
@@ -273,35 +275,47 @@ inline void direct_row(const RowLayout& L, const SplitFrequencies& F, double p, 
 
 // Writes two rows from groups of four frequencies: group(i, sp, cp, sm, cm) fills the sines and
 // cosines of both (interleaving by shuffles), then the scalar tails.
-template <bool Add, bool Interleaved, class Group>
-inline void write_rows(const RowLayout& L, float scale, float* plus, float* minus, Group group) {
+template <class Group>
+inline void write_rows(const RowLayout& L, bool add, float scale, float* plus, float* minus,
+                       Group group) {
+  // One call site of group, one instantiation (module size): the layout and add are decided per
+  // group (well predicted branches); whole groups, then the tail group.
   const v128_t vscale = wasm_f32x4_splat(scale);
+  auto put4 = [&](float* out, v128_t v) {
+    if (add) v = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(out), vscale), v);
+    wasm_v128_store(out, v);
+  };
   v128_t sp, cp, sm, cm;
   std::int64_t i = 0;
-  for (; i + 4 <= L.cosines; i += 4) {
+  alignas(16) float t[4][4];
+  for (; i < L.sines; i += 4) {
     group(i, sp, cp, sm, cm);
-    if constexpr (Interleaved) {
-      put4<Add>(plus + 2 * i, wasm_i32x4_shuffle(sp, cp, 0, 4, 1, 5), vscale);
-      put4<Add>(plus + 2 * i + 4, wasm_i32x4_shuffle(sp, cp, 2, 6, 3, 7), vscale);
-      put4<Add>(minus + 2 * i, wasm_i32x4_shuffle(sm, cm, 0, 4, 1, 5), vscale);
-      put4<Add>(minus + 2 * i + 4, wasm_i32x4_shuffle(sm, cm, 2, 6, 3, 7), vscale);
+    if (i + 4 > L.cosines) {
+      wasm_v128_store(t[0], sp);
+      wasm_v128_store(t[1], cp);
+      wasm_v128_store(t[2], sm);
+      wasm_v128_store(t[3], cm);
+      break;
+    }
+    if (L.interleaved) {  // decided per group (well predicted): half the instantiations
+      put4(plus + 2 * i, wasm_i32x4_shuffle(sp, cp, 0, 4, 1, 5));
+      put4(plus + 2 * i + 4, wasm_i32x4_shuffle(sp, cp, 2, 6, 3, 7));
+      put4(minus + 2 * i, wasm_i32x4_shuffle(sm, cm, 0, 4, 1, 5));
+      put4(minus + 2 * i + 4, wasm_i32x4_shuffle(sm, cm, 2, 6, 3, 7));
     } else {
-      put4<Add>(plus + i, sp, vscale);
-      put4<Add>(plus + L.sines + i, cp, vscale);
-      put4<Add>(minus + i, sm, vscale);
-      put4<Add>(minus + L.sines + i, cm, vscale);
+      put4(plus + i, sp);
+      put4(plus + L.sines + i, cp);
+      put4(minus + i, sm);
+      put4(minus + L.sines + i, cm);
     }
   }
-  alignas(16) float t[4][4];
-  if (i < L.sines) {
-    group(i, sp, cp, sm, cm);
-    wasm_v128_store(t[0], sp);
-    wasm_v128_store(t[1], cp);
-    wasm_v128_store(t[2], sm);
-    wasm_v128_store(t[3], cm);
+  if (add) {
+    put_tail<true>(L, i, t[0], t[1], scale, plus);
+    put_tail<true>(L, i, t[2], t[3], scale, minus);
+  } else {
+    put_tail<false>(L, i, t[0], t[1], scale, plus);
+    put_tail<false>(L, i, t[2], t[3], scale, minus);
   }
-  put_tail<Add>(L, i, t[0], t[1], scale, plus);
-  put_tail<Add>(L, i, t[2], t[3], scale, minus);
 }
 
 // The hard lanes of one group of rotate_rows, recomputed (rare: not inlined).
@@ -340,17 +354,7 @@ inline void rotate_rows(const RowLayout& L, const SplitFrequencies& F, const dou
       fix_group(w + i, pp, pm, sp, cp, sm, cm, hsp, hcp, hsm, hcm);
     }
   };
-  if (add_to) {
-    if (L.interleaved) {
-      write_rows<true, true>(L, scale, plus, minus, group);
-    } else {
-      write_rows<true, false>(L, scale, plus, minus, group);
-    }
-  } else if (L.interleaved) {
-    write_rows<false, true>(L, scale, plus, minus, group);
-  } else {
-    write_rows<false, false>(L, scale, plus, minus, group);
-  }
+  write_rows(L, add_to, scale, plus, minus, group);
 }
 
 // See scalar::rotate_row. One instantiation, the layout and add decided per group (as direct_row).

@@ -68,14 +68,12 @@ std::vector<double> padded(std::vector<double> w) {
   return w;
 }
 
-// The Dekker split of each frequency (high parts, or low parts when low = true).
-std::vector<double> split_parts(const std::vector<double>& w, bool low) {
-  std::vector<double> out(w.size());
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    double hi, lo;
-    detail::split(w[i], hi, lo);
-    out[i] = low ? lo : hi;
-  }
+// The Dekker split of each frequency: the high parts, then the low parts (one vector).
+std::vector<double> split_parts(const std::vector<double>& w) {
+  const std::size_t n = w.size();
+  std::vector<double> out(2 * n);
+  for (std::size_t i = 0; i < n; ++i)
+    detail::split(w[i], out[i], out[n + i]);
   return out;
 }
 
@@ -124,8 +122,7 @@ SinusoidalEncoder::SinusoidalEncoder(const Spec& spec)
       columns_(status_ == Status::ok ? columns_of(spec) : Columns{}),
       frequencies_(frequencies_of(spec, status_)),
       padded_frequencies_(padded(frequencies_)),
-      frequency_hi_(split_parts(padded_frequencies_, false)),
-      frequency_lo_(split_parts(padded_frequencies_, true)),
+      frequency_split_(split_parts(padded_frequencies_)),
       block_rows_(status_ == Status::ok ? detail::block_rows_for(spec.dim) : 0) {}
 
 std::shared_ptr<const detail::RotationTable> SinusoidalEncoder::rotation_table() const {
@@ -174,8 +171,8 @@ const double* AnchorCache::insert(double c, Fill fill) {
 detail::SplitFrequencies SinusoidalEncoder::split_frequencies() const {
   detail::SplitFrequencies F;
   F.w = padded_frequencies_.data();
-  F.hi = frequency_hi_.data();
-  F.lo = frequency_lo_.data();
+  F.hi = frequency_split_.data();
+  F.lo = F.hi + padded_frequencies_.size();
   return F;
 }
 

@@ -4,9 +4,9 @@
 // position below 2^24 with the presets): each value is the float32 nearest to sin(p * w_i) /
 // cos(p * w_i), where p * w_i is the exact product of the position and the float64 frequency
 // w_i = frequency(spec, i) (no float64 rounding of the angle). Only when the exact value lies
-// within about 2^-60 relative of a float32 midpoint may the other neighbour come back; no such
-// case is known. add_to returns fround(fround(emb * scale) + PE) with that PE. Rows beyond 2^31
-// radians: libm in float64, then rounded (no such guarantee). shift_matrix/shift_blocks round
+// within 2^-74 (plus 2^-95 relative) of a float32 midpoint may the other neighbour come back; no
+// such case is known. add_to returns fround(fround(emb * scale) + PE) with that PE. Rows beyond
+// 2^31 radians: libm in float64, then rounded (no such guarantee). shift_matrix/shift_blocks round
 // libm's float64 sin/cos(k * w_i), not covered by this guarantee.
 //
 // All functions validate their arguments, return a Status, and write nothing when it is not ok.

@@ -116,8 +116,7 @@ class SinusoidalEncoder {
   // frequencies_ padded to a multiple of 4 (at least 4) with the last frequency, and the Dekker
   // split of each (kernel_math.hpp): what the kernels read.
   std::vector<double> padded_frequencies_;
-  std::vector<double> frequency_hi_;
-  std::vector<double> frequency_lo_;
+  std::vector<double> frequency_split_;  // high parts, then low parts
   std::int64_t block_rows_ = 0;
   mutable std::shared_ptr<const detail::RotationTable> table_;  // built on first bulk call
 };
