@@ -75,27 +75,19 @@ struct SimdKernels {
 };
 #endif
 
-// A spec's frequencies as the kernels read them (padded with the last one, split).
+// A spec's frequencies as the kernels read them (padded with the last one).
 struct KernelFrequencies {
-  std::vector<double> w, hi, lo;
+  std::vector<double> w;
   explicit KernelFrequencies(const Spec& spec) : w(SinusoidalEncoder(spec).frequencies()) {
     const double last = w.empty() ? 0.0 : w.back();
     w.resize(static_cast<std::size_t>(
                  std::max<std::int64_t>(pd::kernel_pad(static_cast<std::int64_t>(w.size())), 4)),
              last);
-    for (double x : w) {
-      double h, l;
-      pd::split(x, h, l);
-      hi.push_back(h);
-      lo.push_back(l);
-    }
   }
   std::int64_t size() const { return static_cast<std::int64_t>(w.size()); }
   pd::SplitFrequencies split() const {
     pd::SplitFrequencies F;
     F.w = w.data();
-    F.hi = hi.data();
-    F.lo = lo.data();
     return F;
   }
 };

@@ -73,13 +73,12 @@ struct RowLayout {
   bool zero_column = false;  // column dim - 1 is zero padding
 };
 
-// The frequencies of a spec ready for exact products: w[i] = hi[i] + lo[i] (Dekker split),
-// padded to a multiple of 4 entries with copies of the last frequency (0 when there is none), so
-// padding lanes compute values that are never written but behave like real ones.
+// The frequencies of a spec as the kernels read them: padded to a multiple of 4 entries with
+// copies of the last frequency (0 when there is none), so padding lanes compute values that are
+// never written but behave like real ones. (The kernels split each w for the exact products: three
+// operations, cheaper in wasm memory and module size than stored halves.)
 struct SplitFrequencies {
   const double* w = nullptr;
-  const double* hi = nullptr;
-  const double* lo = nullptr;
 };
 
 // a = hi + lo exactly, hi with at most 26 significant bits (|a| < 2^996).

@@ -61,8 +61,11 @@ inline float rounded(double v, double p, double w, bool cosine) {
 void sincos_row(const SplitFrequencies& F, std::int64_t n, double p, double* s, double* c) {
   double ph, pl;
   split(p, ph, pl);
-  for (std::int64_t i = 0; i < n; ++i)
-    sincos_f64(p, ph, pl, F.w[i], F.hi[i], F.lo[i], s[i], c[i]);
+  for (std::int64_t i = 0; i < n; ++i) {
+    double wh, wl;
+    split(F.w[i], wh, wl);
+    sincos_f64(p, ph, pl, F.w[i], wh, wl, s[i], c[i]);
+  }
 }
 
 void direct_row(const RowLayout& L, const SplitFrequencies& F, double p, bool add, float scale,
@@ -71,8 +74,9 @@ void direct_row(const RowLayout& L, const SplitFrequencies& F, double p, bool ad
   split(p, ph, pl);
   dispatch(L, add, scale, out, [&](std::int64_t i, float* s, float* c) {
     for (int k = 0; k < 4; ++k) {
-      double sv, cv;
-      sincos_f64_lite(p, ph, pl, F.w[i + k], F.hi[i + k], F.lo[i + k], sv, cv);
+      double sv, cv, wh, wl;
+      split(F.w[i + k], wh, wl);
+      sincos_f64_lite(p, ph, pl, F.w[i + k], wh, wl, sv, cv);
       s[k] = rounded(sv, p, F.w[i + k], false);
       c[k] = rounded(cv, p, F.w[i + k], true);
     }

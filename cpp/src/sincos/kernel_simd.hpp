@@ -42,8 +42,10 @@ inline v128_t join_low(v128_t a, v128_t b) {
 // x = p w exactly for frequencies i, i + 1 (see detail::two_product; p = ph + pl split).
 inline void two_product(v128_t p, v128_t ph, v128_t pl, const SplitFrequencies& F, std::int64_t i,
                         v128_t& xh, v128_t& xl) {
-  const v128_t wh = wasm_v128_load(F.hi + i), wl = wasm_v128_load(F.lo + i);
-  xh = mul(p, wasm_v128_load(F.w + i));
+  const v128_t w = wasm_v128_load(F.w + i);
+  const v128_t t = mul(w, splat(kSplit));
+  const v128_t wh = sub(t, sub(t, w)), wl = sub(w, wh);  // detail::split
+  xh = mul(p, w);
   xl = add(add(add(sub(mul(ph, wh), xh), mul(ph, wl)), mul(pl, wh)), mul(pl, wl));
 }
 

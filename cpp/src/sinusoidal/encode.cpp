@@ -68,15 +68,6 @@ std::vector<double> padded(std::vector<double> w) {
   return w;
 }
 
-// The Dekker split of each frequency: the high parts, then the low parts (one vector).
-std::vector<double> split_parts(const std::vector<double>& w) {
-  const std::size_t n = w.size();
-  std::vector<double> out(2 * n);
-  for (std::size_t i = 0; i < n; ++i)
-    detail::split(w[i], out[i], out[n + i]);
-  return out;
-}
-
 // Consecutive calls of at least this many rows take the angle-addition path.
 constexpr std::int64_t kBulkMinRows = 16;
 
@@ -122,7 +113,6 @@ SinusoidalEncoder::SinusoidalEncoder(const Spec& spec)
       columns_(status_ == Status::ok ? columns_of(spec) : Columns{}),
       frequencies_(frequencies_of(spec, status_)),
       padded_frequencies_(padded(frequencies_)),
-      frequency_split_(split_parts(padded_frequencies_)),
       block_rows_(status_ == Status::ok ? detail::block_rows_for(spec.dim) : 0) {}
 
 std::shared_ptr<const detail::RotationTable> SinusoidalEncoder::rotation_table() const {
@@ -171,8 +161,6 @@ const double* AnchorCache::insert(double c, Fill fill) {
 detail::SplitFrequencies SinusoidalEncoder::split_frequencies() const {
   detail::SplitFrequencies F;
   F.w = padded_frequencies_.data();
-  F.hi = frequency_split_.data();
-  F.lo = F.hi + padded_frequencies_.size();
   return F;
 }
 

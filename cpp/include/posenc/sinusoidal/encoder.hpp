@@ -113,10 +113,9 @@ class SinusoidalEncoder {
   Status status_;
   Columns columns_;
   std::vector<double> frequencies_;
-  // frequencies_ padded to a multiple of 4 (at least 4) with the last frequency, and the Dekker
-  // split of each (kernel_math.hpp): what the kernels read.
+  // frequencies_ padded to a multiple of 4 (at least 4) with the last frequency: what the
+  // kernels read.
   std::vector<double> padded_frequencies_;
-  std::vector<double> frequency_split_;  // high parts, then low parts
   std::int64_t block_rows_ = 0;
   mutable std::shared_ptr<const detail::RotationTable> table_;  // built on first bulk call
 };
