@@ -236,20 +236,22 @@ export async function benchSmallCalls({ pe, dim = 512, calls = 20000, log = () =
   // Four sequences decoded side by side (as with a small batch or beam), one row per call each,
   // at positions from 0 to 2^24: the incremental-decoding pattern the target is about.
   const streams = [0, 1000, 2 ** 20, 2 ** 24 - calls / 4 - 1];
-  // And, for information, one row at a random position per call: every call a new block.
+  // And one row at a random position per call (every call a new block), against one row by
+  // explicit positions (information: the yardstick of the random row).
   let seed = 12345;
   const random = Array.from({ length: 4096 }, () => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     return seed % 2 ** 24;
   });
-  // [label, call, target in us per call (0: for information)]. The targets leave room for the one
-  // embind call each of these makes (about 0.2 us with DYNAMIC_EXECUTION=0, README "Binding design").
+  // [label, call, target in us per call including the copy out (null: for information)]. The
+  // targets leave room for the one embind call each of these makes (about 0.2 us with
+  // DYNAMIC_EXECUTION=0, README "Binding design").
   const cases = [
     ['pe.encode(1, dim, { offset, out })', (k) => pe.encode(1, dim, { offset: streams[k & 3] + (k >> 2), out }), 1.2],
     ['enc.encode(1, { offset, out })', (k) => enc.encode(1, { offset: streams[k & 3] + (k >> 2), out }), 1.2],
     ['enc.addTo(row, { offset })', (k) => enc.addTo(row, { offset: streams[k & 3] + (k >> 2) }), 1.3],
-    ['enc.encode(1, { offset: random, out })', (k) => enc.encode(1, { offset: random[k & 4095], out }), 0],
-    ['enc.encode(1, { positions: [random], out })', (k) => enc.encode(1, { positions: [random[k & 4095]], out }), 0],
+    ['enc.encode(1, { offset: random, out })', (k) => enc.encode(1, { offset: random[k & 4095], out }), 2],
+    ['enc.encode(1, { positions: [random], out })', (k) => enc.encode(1, { positions: [random[k & 4095]], out }), null],
   ];
   try {
     for (const [label, call, target] of cases) {
@@ -278,8 +280,10 @@ export function checkTargets(rows, small) {
   }
   for (const [shape, rs] of byShape) {
     const plain = rs.find((r) => r.method === 'plain JS formula -> out');
+    // Issue 15: correctly rounded at <= 1.5x the limit, <= 2x on the small (cache-resident) table.
+    const outLimit = shape === '2048 x 512' ? 2 : 1.5;
     for (const r of rs.filter((x) => x.limit === 'out')) {
-      checks.push({ target: `${shape} ${r.method}: <= 1.5x limit`, value: r.ratio, ok: r.ratio <= 1.5 });
+      checks.push({ target: `${shape} ${r.method}: <= ${outLimit}x limit`, value: r.ratio, ok: r.ratio <= outLimit });
       if (plain) {
         const speedup = plain.ms / r.ms;
         checks.push({ target: `${shape} ${r.method}: >= 100x plain JS`, value: speedup, ok: speedup >= 100 });
@@ -299,6 +303,12 @@ export function checkTargets(rows, small) {
   }
   for (const s of (small || []).filter((x) => x.target)) {
     checks.push({ target: `small call ${s.method}: <= ${s.target} us`, value: s.usPerCall, ok: s.usPerCall <= s.target });
+  }
+  // A one-row call at a new position costs no more than the positions path.
+  const lone = (small || []).find((x) => x.method.startsWith('enc.encode(1, { offset: random'));
+  const listed = (small || []).find((x) => x.method.startsWith('enc.encode(1, { positions'));
+  if (lone && listed) {
+    checks.push({ target: 'small call random offset: <= 1.1x positions: [p]', value: lone.usPerCall / listed.usPerCall, ok: lone.usPerCall <= 1.1 * listed.usPerCall });
   }
   return checks;
 }

@@ -2,6 +2,30 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
+
+#if defined(__EMSCRIPTEN__)
+// long double is IEEE binary128 (software) under Emscripten.
+using quad = long double;
+static quad quad_sin(quad x) {
+  return sinl(x);
+}
+static quad quad_cos(quad x) {
+  return cosl(x);
+}
+#else
+extern "C" {
+#include <quadmath.h>
+}
+using quad = __float128;
+static quad quad_sin(quad x) {
+  return sinq(x);
+}
+static quad quad_cos(quad x) {
+  return cosq(x);
+}
+#endif
+static_assert(sizeof(quad) == 16, "the oracle needs IEEE quad precision");
 
 namespace oracle {
 
@@ -66,6 +90,76 @@ std::string describe(const posenc::Spec& spec) {
          " layout=" + (spec.layout == posenc::Layout::split ? "split" : "interleaved") +
          " freq=" + (spec.frequencies == posenc::Frequencies::half ? "half" : "paper") +
          " odd=" + std::to_string(static_cast<int>(spec.odd));
+}
+
+namespace {
+
+struct Column {
+  std::int64_t frequency = -1;  // -1: a zero column
+  bool sine = true;
+};
+
+Column column_of(const posenc::Spec& spec, std::int64_t col) {
+  const posenc::Columns c = posenc::columns_of(spec);
+  Column out;
+  if (c.zeros != 0 && col == spec.dim - 1) return out;
+  if (spec.layout == posenc::Layout::interleaved) {
+    out.frequency = col / 2;
+    out.sine = col % 2 == 0;
+  } else {
+    out.sine = col < c.sines;
+    out.frequency = out.sine ? col : col - c.sines;
+  }
+  return out;
+}
+
+}  // namespace
+
+double error_of(double v, double p, double w, bool cosine) {
+  const quad x = static_cast<quad>(p) * static_cast<quad>(w);
+  const quad e = static_cast<quad>(v) - (cosine ? quad_cos(x) : quad_sin(x));
+  return static_cast<double>(e < 0 ? -e : e);
+}
+
+Rounded rounded_sin_cos(double p, double w, bool cosine) {
+  Rounded r;
+  const quad x = static_cast<quad>(p) * static_cast<quad>(w);  // exact: 106 <= 113 bits
+  const quad q = cosine ? quad_cos(x) : quad_sin(x);
+  r.value = static_cast<float>(q);
+  const quad f = static_cast<quad>(r.value);
+  r.other = std::nextafter(r.value, q > f ? 2.0f : -2.0f);
+  const quad mid = (f + static_cast<quad>(r.other)) / 2;
+  const quad dist = q > mid ? q - mid : mid - q;
+  const quad mag = q < 0 ? -q : q;
+  r.tie = q != f && dist <= mag * static_cast<quad>(0x1p-58) + static_cast<quad>(0x1p-72);
+  return r;
+}
+
+Rounded rounded(const posenc::Spec& spec, double p, std::int64_t col) {
+  const Column c = column_of(spec, col);
+  if (c.frequency < 0) return Rounded{};
+  return rounded_sin_cos(p, posenc::frequency(spec, c.frequency), !c.sine);
+}
+
+std::int64_t count_misrounded(const posenc::Spec& spec, const std::vector<double>& positions,
+                              const std::vector<float>& table, std::int64_t* ties) {
+  REQUIRE(table.size() == positions.size() * static_cast<std::size_t>(spec.dim));
+  std::int64_t bad = 0;
+  for (std::size_t r = 0; r < positions.size(); ++r) {
+    for (std::int64_t col = 0; col < spec.dim; ++col) {
+      const Rounded want = rounded(spec, positions[r], col);
+      const float got = table[r * static_cast<std::size_t>(spec.dim) + col];
+      if (ties != nullptr && want.tie) ++*ties;
+      if (!acceptable(got, want)) {
+        if (++bad <= 5) {
+          std::printf("  misrounded: %s p=%.17g col=%lld got %.9g want %.9g\n",
+                      describe(spec).c_str(), positions[r], static_cast<long long>(col),
+                      static_cast<double>(got), static_cast<double>(want.value));
+        }
+      }
+    }
+  }
+  return bad;
 }
 
 }  // namespace oracle

@@ -1,15 +1,37 @@
-// Internal: the scalar math shared by every kernel (portable and wasm SIMD): range reduction of a
-// float64 angle by pi/2, the sine/cosine polynomials on the reduced angle, and the row layout.
+// Internal: the scalar math shared by every kernel (portable and wasm SIMD): the exact angle
+// p * w as a double-double, its reduction by pi/2, the float64 sine/cosine polynomials, the
+// hard-case test of the correctly rounded float32 result, and the row layout.
 //
-// Range reduction (Cody-Waite, three parts): for 0 <= x <= kReduceLimit = 2^31, k = nearest(x *
-// 2/pi) < 2^31, and r = ((x - k*P1) - k*P2) - k*P3 with P1, P2 holding 22 significant bits of
-// pi/2 each (k*P1 and k*P2 are exact products, x - k*P1 is exact by Sterbenz) and P3 the next 53.
-// |r| <= pi/4 + 2^-30 and r is within ~2^-52 of x - k*pi/2: the reduction adds no error that
-// matters at float32 precision.
+// What is computed: for a position p and a frequency w (both float64, w = frequency(spec, i)),
+// the float32 nearest to sin(p w) and cos(p w), where p w is the exact real product (no float64
+// rounding of the angle: that rounding alone moves 0.45% of the floats at positions near 2^24).
 //
-// Polynomials on |r| <= pi/4: the fdlibm __kernel_sin/__kernel_cos coefficients. Six terms in
-// float64 (error below 2^-52: the "exact" anchors); the first four in float32 (truncation
-// error below 2^-31; rounding error about one float32 ulp).
+// 1. Exact angle: w = hi + lo (Dekker split, hi with 26 significant bits) and likewise p, so that
+//    x = p w = xh + xl exactly (TwoProduct without FMA; wasm has none).
+// 2. Reduction (Cody-Waite in double-double): k = nearest(xh * 2/pi) (|k| < 2^31 while
+//    x <= kReduceLimit), pi/2 = C1 + C2 + C3 + C4 with C1..C3 of 22 significant bits (k * Ci
+//    exact) and C4 of 53 (pi/2 - C1 - C2 - C3 - C4 < 2^-126). xh - k C1 is exact (Sterbenz), the
+//    next two subtractions are TwoSums, the tails are added in float64: r = rh + rl with
+//    |r - (x - k pi/2)| < 2^-74 for x <= 2^31 (2^-82 for x <= 2^24): the largest rounding is that
+//    of xl - k C4, |xl| <= 2^-53 |xh|.
+// 3. Polynomials on |rh| <= pi/4 + 2^-30: the fdlibm __kernel_sin/__kernel_cos coefficients (six
+//    terms, truncation error below 2^-58), with rl folded in to first order (sin(rh + rl) =
+//    sin rh + rl cos rh, |rl| <= 2^-53 |rh|). Error of (s, c): about one float64 ulp, at most
+//    0.999 * 2^-53 measured against quad precision (test_kernels.cpp); the bounds in encode.cpp
+//    take d = 2^-52. The direct rows use a cheaper reduction (reduce_pio2_lite): within 2^-51.
+// 4. Rounding: a float64 value v within E of the exact value rounds to the correct float32
+//    unless a float32 rounding boundary (a midpoint between floats) lies within E of v. The
+//    test: fround(v - E) == fround(v + E) (both computed in float64 then rounded; a midpoint is a
+//    float64, so the float64 roundings of v -+ E never cross one). With E = kHardMargin = 2^-49
+//    this fails for about 1 value in 10^5 to 10^6 of a typical table (more below |v| ~ 2^-20 and
+//    always below ~2^-26, where E is not small against the float32 spacing; and for every sine
+//    at position 0). Those values are recomputed by rounded_exact() (kernel_scalar.cpp): the
+//    same double-double angle and reduction, then the Taylor series of sin and cos in
+//    double-double arithmetic (the same code in every build: no long double, which is software
+//    quad under wasm and would add about 8 KB gzipped), rounded once to float32. It is exact to
+//    within 2^-74 absolute (2^-82 below 2^24 radians) plus 2^-95 relative: a value is correctly
+//    rounded unless the exact value lies that close to a float32 midpoint (no such case is known;
+//    the tests count them).
 #pragma once
 
 #include <cmath>
@@ -19,13 +41,21 @@
 namespace posenc::detail {
 
 inline constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
-inline constexpr double kPio2Part1 = 0x1.921fb80000000p+0;    // 22 bits
-inline constexpr double kPio2Part2 = -0x1.5dde980000000p-23;  // 22 bits
-inline constexpr double kPio2Part3 = 0x1.8469898cc5170p-48;
-// Largest |angle| the fast reduction accepts (k < 2^31 keeps k*P1 and k*P2 exact).
+inline constexpr double kPio2C1 = 0x1.921fb80000000p+0;    // 22 bits
+inline constexpr double kPio2C2 = -0x1.5dde980000000p-23;  // 22 bits
+inline constexpr double kPio2C3 = 0x1.8469880000000p-48;   // 22 bits
+inline constexpr double kPio2C4 = 0x1.8cc51701b839ap-72;   // 53 bits
+inline constexpr double kNegPio2C2 = -kPio2C2, kNegPio2C3 = -kPio2C3;
+// Largest |angle| the reduction accepts (|k| < 2^31 keeps k * Ci exact).
 inline constexpr double kReduceLimit = 2147483648.0;
-// 1.5 * 2^52: adding and subtracting it rounds a double below 2^51 to the nearest integer.
+// 1.5 * 2^52: adding and subtracting it rounds a double below 2^51 to the nearest integer (ties to
+// even, like f64x2.nearest).
 inline constexpr double kRoundMagic = 6755399441055744.0;
+// Dekker's splitter 2^27 + 1: hi = t - (t - a) with t = a * kSplit has 26 significant bits.
+inline constexpr double kSplit = 134217729.0;
+// Error bound E of every float64 value a kernel rounds (see the analysis in encode.cpp: the
+// largest is angle addition's, below 2^-50): fround(v - E) != fround(v + E) marks a hard case.
+inline constexpr double kHardMargin = 0x1p-49;
 
 inline constexpr double kS1 = -1.66666666666666324348e-01, kS2 = 8.33333333332248946124e-03,
                         kS3 = -1.98412698298579493134e-04, kS4 = 2.75573137070700676789e-06,
@@ -43,10 +73,46 @@ struct RowLayout {
   bool zero_column = false;  // column dim - 1 is zero padding
 };
 
-// x = k * pi/2 + r; returns r and sets k (as a double holding an integer).
-inline double reduce_pio2(double x, double& k) {
-  k = (x * kTwoOverPi + kRoundMagic) - kRoundMagic;
-  return ((x - k * kPio2Part1) - k * kPio2Part2) - k * kPio2Part3;
+// The frequencies of a spec as the kernels read them: padded to a multiple of 4 entries with
+// copies of the last frequency (0 when there is none), so padding lanes compute values that are
+// never written but behave like real ones. (The kernels split each w for the exact products: three
+// operations, cheaper in wasm memory and module size than stored halves.)
+struct SplitFrequencies {
+  const double* w = nullptr;
+};
+
+// a = hi + lo exactly, hi with at most 26 significant bits (|a| < 2^996).
+inline void split(double a, double& hi, double& lo) {
+  const double t = a * kSplit;
+  hi = t - (t - a);
+  lo = a - hi;
+}
+
+// x = p w = xh + xl exactly (p = ph + pl and w = wh + wl split; no underflow for the angles
+// posenc meets: |w| >= 2^-1000 or w = 0).
+inline void two_product(double p, double ph, double pl, double w, double wh, double wl, double& xh,
+                        double& xl) {
+  xh = p * w;
+  xl = (((ph * wh - xh) + ph * wl) + pl * wh) + pl * wl;
+}
+
+// x = xh + xl (0 <= xh <= kReduceLimit) = k pi/2 + rh + rl; returns k as a double holding an
+// integer. See step 2 above.
+inline double reduce_pio2(double xh, double xl, double& rh, double& rl) {
+  const double k = (xh * kTwoOverPi + kRoundMagic) - kRoundMagic;
+  const double a = xh - k * kPio2C1;
+  const double b = k * kNegPio2C2;
+  double s = a + b;  // TwoSum(a, b)
+  double bb = s - a;
+  double e = (a - (s - bb)) + (b - bb);
+  const double c = k * kNegPio2C3;
+  const double s2 = s + c;  // TwoSum(s, c)
+  bb = s2 - s;
+  e += (s - (s2 - bb)) + (c - bb);
+  const double tail = e + (xl - k * kPio2C4);
+  rh = s2 + tail;  // FastTwoSum (|s2| >= |tail|)
+  rl = tail - (rh - s2);
+  return k;
 }
 
 // Applies the quadrant q (k mod 4) to (sin r, cos r), giving (sin x, cos x).
@@ -68,82 +134,73 @@ inline void apply_quadrant(std::int64_t q, T sr, T cr, T& s, T& c) {
   }
 }
 
-// sin and cos of a reduced angle r (|r| <= pi/4 + 2^-30) in float64, error below 2^-52.
-inline void sincos_reduced_f64(double r, double& s, double& c) {
+// sin and cos of r = rh + rl (|rh| <= pi/4 + 2^-30, |rl| <= 2^-52 |rh|) in float64, error
+// below 2^-53 absolute. The SIMD kernels evaluate the same expressions in the same order.
+inline void sincos_reduced_f64(double rh, double rl, double& s, double& c) {
+  const double z = rh * rh;
+  const double ps = kS1 + z * (kS2 + z * (kS3 + z * (kS4 + z * (kS5 + z * kS6))));
+  const double pc = kC1 + z * (kC2 + z * (kC3 + z * (kC4 + z * (kC5 + z * kC6))));
+  s = rh + (rh * z * ps + rl);
+  c = 1.0 - (0.5 * z - (z * z * pc - rh * rl));
+}
+
+// The reduction of step 2 without the TwoSums, for the direct rows: each subtraction's result is
+// below 1 in magnitude, so its rounding is below 2^-54; r is within 3 * 2^-54 + 2^-76 of
+// x - k pi/2, and sin/cos of it (below) within 2^-51 of the exact values. Returns k.
+inline double reduce_pio2_lite(double xh, double xl, double& r) {
+  const double k = (xh * kTwoOverPi + kRoundMagic) - kRoundMagic;
+  r = (((xh - k * kPio2C1) + k * kNegPio2C2) + k * kNegPio2C3) + (xl - k * kPio2C4);
+  return k;
+}
+
+// sin and cos of r (|r| <= pi/4 + 2^-30) with the polynomials of step 3 (no low part).
+inline void sincos_reduced_lite(double r, double& s, double& c) {
   const double z = r * r;
-  s = r + r * z * (kS1 + z * (kS2 + z * (kS3 + z * (kS4 + z * (kS5 + z * kS6)))));
-  c = 1.0 - (0.5 * z - z * z * (kC1 + z * (kC2 + z * (kC3 + z * (kC4 + z * (kC5 + z * kC6))))));
+  const double ps = kS1 + z * (kS2 + z * (kS3 + z * (kS4 + z * (kS5 + z * kS6))));
+  const double pc = kC1 + z * (kC2 + z * (kC3 + z * (kC4 + z * (kC5 + z * kC6))));
+  s = r + r * z * ps;
+  c = 1.0 - (0.5 * z - z * z * pc);
 }
 
-// The float32 next to x on the side of zero (x finite and not zero): the magnitude bits minus one.
-inline float toward_zero(float x) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  --bits;
-  std::memcpy(&x, &bits, sizeof x);
-  return x;
-}
-
-// Whether S^2 + C^2 > 1 exactly. With M = max(|S|, |C|) and m = min(|S|, |C|): M^2 and m^2 are
-// exact in float64 (24-bit significands), and so is 1 - M^2 when M^2 >= 1/2 (Sterbenz); when
-// M^2 < 1/2 the sum is below 1 and 1 - M^2 > 1/2 > m^2 whatever the rounding.
-inline bool above_unit(float S, float C) {
-  const float as = S < 0 ? -S : S, ac = C < 0 ? -C : C;
-  const double M = as < ac ? ac : as, m = as < ac ? as : ac;
-  return m * m > 1.0 - M * M;
-}
-
-// (s, c) = a float64 sine and cosine of one angle, rounded to float32 so that S^2 + C^2 <= 1:
-// the angle-addition kernels then never leave [-1, 1] (below) and need no clamp. When the
-// nearest values have S^2 + C^2 > 1, the component rounded away from zero (the larger one if
-// both or neither were) steps one float32 toward zero: its error grows from half an ulp to less
-// than one ulp. A second step, of the other component, is needed only when both roundings were
-// within about 2^-48 of a tie; both errors are then back near half an ulp. (Nothing is decided by
-// the tie-break |S| == |C|: such a pair of nearest values always has S^2 + C^2 < 1.)
-//
-// Why that suffices: for float32 pairs (sa, ca), (sb, cb) of norm <= 1, the exact
-// sa cb + ca sb and ca cb - sa sb lie in [-1, 1] and so do |sa cb| + |ca sb| (Cauchy-Schwarz).
-// Each float32 product is within 2^-24 (relative) of the exact one, so the float32 sum or
-// difference before its own rounding is at most 1 + 2^-24, which rounds to 1 (a tie, to even).
-inline void unit_pair(double s, double c, float& S, float& C) {
-  S = static_cast<float>(s);
-  C = static_cast<float>(c);
-  const bool away_s = std::fabs(static_cast<double>(S)) > std::fabs(s);
-  const bool away_c = std::fabs(static_cast<double>(C)) > std::fabs(c);
-  const bool first_s = away_s != away_c ? away_s : std::fabs(S) >= std::fabs(C);
-  if (above_unit(S, C)) {
-    if (first_s) {
-      S = toward_zero(S);
-    } else {
-      C = toward_zero(C);
-    }
-  }
-  if (above_unit(S, C)) {
-    if (first_s) {
-      C = toward_zero(C);
-    } else {
-      S = toward_zero(S);
-    }
-  }
-}
-
-// sin and cos of x (0 <= x <= kReduceLimit): float64 reduction, float32 polynomial. Error below
-// 3 * 2^-25 absolute (r rounded to float32: 2^-25; polynomial rounding: about 2^-24).
-inline void sincos_f32(double x, float& s, float& c) {
-  double k;
-  const float r = static_cast<float>(reduce_pio2(x, k));
-  const float z = r * r;
-  const float sr = r + r * z *
-                           (static_cast<float>(kS1) +
-                            z * (static_cast<float>(kS2) +
-                                 z * (static_cast<float>(kS3) + z * static_cast<float>(kS4))));
-  const float cr =
-      1.0f - (0.5f * z - z * z *
-                             (static_cast<float>(kC1) +
-                              z * (static_cast<float>(kC2) +
-                                   z * (static_cast<float>(kC3) + z * static_cast<float>(kC4)))));
+// sin and cos of the exact p w (0 <= p w <= kReduceLimit), float64 within 2^-53 absolute.
+// ph, pl: split(p); wh, wl: split(w).
+inline void sincos_f64(double p, double ph, double pl, double w, double wh, double wl, double& s,
+                       double& c) {
+  double xh, xl, rh, rl, sr, cr;
+  two_product(p, ph, pl, w, wh, wl, xh, xl);
+  const double k = reduce_pio2(xh, xl, rh, rl);
+  sincos_reduced_f64(rh, rl, sr, cr);
   apply_quadrant(static_cast<std::int64_t>(k), sr, cr, s, c);
 }
+
+// The same within 2^-51 (reduce_pio2_lite): the direct rows.
+inline void sincos_f64_lite(double p, double ph, double pl, double w, double wh, double wl,
+                            double& s, double& c) {
+  double xh, xl, r, sr, cr;
+  two_product(p, ph, pl, w, wh, wl, xh, xl);
+  const double k = reduce_pio2_lite(xh, xl, r);
+  sincos_reduced_lite(r, sr, cr);
+  apply_quadrant(static_cast<std::int64_t>(k), sr, cr, s, c);
+}
+
+inline std::uint32_t float_bits(float x) {
+  std::uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+// The float32 rounding of v, a float64 within kHardMargin of the exact value; sets hard when
+// that does not decide the rounding (see step 4 above).
+inline float round_checked(double v, bool& hard) {
+  const float lo = static_cast<float>(v - kHardMargin);
+  const float hi = static_cast<float>(v + kHardMargin);
+  hard = float_bits(lo) != float_bits(hi);
+  return lo;
+}
+
+// The float32 nearest to sin(p w) (cosine = false) or cos(p w), p w the exact product,
+// 0 <= p w <= kReduceLimit: the hard-case path of step 4 (not inlined, it is rare).
+float rounded_exact(double p, double w, bool cosine);
 
 // out = v (Add = false) or out = out * scale + v (Add = true).
 template <bool Add>

@@ -49,41 +49,161 @@ inline void dispatch(const RowLayout& L, bool add, float scale, float* out, Grou
   }
 }
 
+// One float64 value of the kernels, rounded: the hard cases through rounded_exact.
+inline float rounded(double v, double p, double w, bool cosine) {
+  bool hard;
+  const float f = round_checked(v, hard);
+  return hard ? rounded_exact(p, w, cosine) : f;
+}
+
 }  // namespace
 
-void anchors(const double* w, std::int64_t n, double p, float* s, float* c) {
+void sincos_row(const SplitFrequencies& F, std::int64_t n, double p, double* s, double* c) {
+  double ph, pl;
+  split(p, ph, pl);
   for (std::int64_t i = 0; i < n; ++i) {
-    double k, sr, cr;
-    sincos_reduced_f64(reduce_pio2(p * w[i], k), sr, cr);
-    float fs, fc;
-    unit_pair(sr, cr, fs, fc);
-    apply_quadrant(static_cast<std::int64_t>(k), fs, fc, s[i], c[i]);
+    double wh, wl;
+    split(F.w[i], wh, wl);
+    sincos_f64(p, ph, pl, F.w[i], wh, wl, s[i], c[i]);
   }
 }
 
-void direct_row(const RowLayout& L, const double* w, double p, bool add, float scale, float* out) {
+void direct_row(const RowLayout& L, const SplitFrequencies& F, double p, bool add, float scale,
+                float* out) {
+  double ph, pl;
+  split(p, ph, pl);
   dispatch(L, add, scale, out, [&](std::int64_t i, float* s, float* c) {
-    for (int k = 0; k < 4; ++k)
-      sincos_f32(p * w[i + k], s[k], c[k]);
+    for (int k = 0; k < 4; ++k) {
+      double sv, cv, wh, wl;
+      split(F.w[i + k], wh, wl);
+      sincos_f64_lite(p, ph, pl, F.w[i + k], wh, wl, sv, cv);
+      s[k] = rounded(sv, p, F.w[i + k], false);
+      c[k] = rounded(cv, p, F.w[i + k], true);
+    }
   });
 }
 
-void rotate_rows(const RowLayout& L, const float* sa, const float* ca, const float* sd,
-                 const float* cd, bool add, float scale, float* plus, float* minus) {
+void rotate_rows(const RowLayout& L, const SplitFrequencies& F, const double* sa, const double* ca,
+                 const double* sd, const double* cd, double a, double d, bool add, float scale,
+                 float* plus, float* minus) {
   // x = sa cd, y = ca sd, z = ca cd, v = sa sd: PE(a + d) = (x + y, z - v), PE(a - d) = (x - y,
   // z + v). Written as two passes; the SIMD kernel shares the products (same values).
+  const double pp = a + d, pm = a - d;
   dispatch(L, add, scale, plus, [&](std::int64_t i, float* s, float* c) {
     for (int k = 0; k < 4; ++k) {
-      s[k] = sa[i + k] * cd[i + k] + ca[i + k] * sd[i + k];
-      c[k] = ca[i + k] * cd[i + k] - sa[i + k] * sd[i + k];
+      const std::int64_t j = i + k;
+      s[k] = rounded(sa[j] * cd[j] + ca[j] * sd[j], pp, F.w[j], false);
+      c[k] = rounded(ca[j] * cd[j] - sa[j] * sd[j], pp, F.w[j], true);
     }
   });
   dispatch(L, add, scale, minus, [&](std::int64_t i, float* s, float* c) {
     for (int k = 0; k < 4; ++k) {
-      s[k] = sa[i + k] * cd[i + k] - ca[i + k] * sd[i + k];
-      c[k] = ca[i + k] * cd[i + k] + sa[i + k] * sd[i + k];
+      const std::int64_t j = i + k;
+      s[k] = rounded(sa[j] * cd[j] - ca[j] * sd[j], pm, F.w[j], false);
+      c[k] = rounded(ca[j] * cd[j] + sa[j] * sd[j], pm, F.w[j], true);
+    }
+  });
+}
+
+void rotate_row(const RowLayout& L, const SplitFrequencies& F, const double* sa, const double* ca,
+                const double* sd, const double* cd, double a, double d, bool minus, bool add,
+                float scale, float* out) {
+  const double p = minus ? a - d : a + d;
+  dispatch(L, add, scale, out, [&](std::int64_t i, float* s, float* c) {
+    for (int k = 0; k < 4; ++k) {
+      const std::int64_t j = i + k;
+      const double x = sa[j] * cd[j], y = ca[j] * sd[j], z = ca[j] * cd[j], v = sa[j] * sd[j];
+      s[k] = rounded(minus ? x - y : x + y, p, F.w[j], false);
+      c[k] = rounded(minus ? z + v : z - v, p, F.w[j], true);
     }
   });
 }
 
 }  // namespace posenc::detail::scalar
+
+namespace posenc::detail {
+
+namespace {
+
+// Double-double arithmetic (Dekker, no FMA): values hi + lo with |lo| <= ulp(hi) / 2.
+struct DD {
+  double hi = 0.0, lo = 0.0;
+};
+
+DD two_sum(double a, double b) {
+  const double s = a + b;
+  const double bb = s - a;
+  return {s, (a - (s - bb)) + (b - bb)};
+}
+
+DD two_prod(double a, double b) {
+  double ah, al, bh, bl;
+  split(a, ah, al);
+  split(b, bh, bl);
+  const double p = a * b;
+  return {p, (((ah * bh - p) + ah * bl) + al * bh) + al * bl};
+}
+
+DD add(DD a, DD b) {
+  const DD s = two_sum(a.hi, b.hi);
+  return two_sum(s.hi, s.lo + a.lo + b.lo);
+}
+
+DD mul(DD a, DD b) {
+  const DD p = two_prod(a.hi, b.hi);
+  return two_sum(p.hi, p.lo + a.hi * b.lo + a.lo * b.hi);
+}
+
+DD div_small(DD a, double k) {  // a / k, k a small integer
+  const double q = a.hi / k;
+  const DD p = two_prod(q, k);
+  return two_sum(q, (((a.hi - p.hi) - p.lo) + a.lo) / k);
+}
+
+DD operator-(DD a) {
+  return {-a.hi, -a.lo};
+}
+
+// The float32 nearest to hi + lo.
+float round_dd(DD v) {
+  const float f = static_cast<float>(v.hi);
+  const double d = (v.hi - static_cast<double>(f)) + v.lo;  // v - f (the first difference exact)
+  if (d == 0.0) return f;
+  const float g = std::nextafter(f, d > 0 ? 2.0f : -2.0f);
+  const double mid = (static_cast<double>(f) + static_cast<double>(g)) / 2;  // exact
+  const double beyond = (v.hi - mid) + v.lo;                                 // v - mid
+  return (d > 0 ? beyond > 0 : beyond < 0) ? g : f;
+}
+
+}  // namespace
+
+float rounded_exact(double p, double w, bool cosine) {
+  double ph, pl, wh, wl, xh, xl, rh, rl;
+  split(p, ph, pl);
+  split(w, wh, wl);
+  two_product(p, ph, pl, w, wh, wl, xh, xl);
+  if (xh == 0.0) return cosine ? 1.0f : 0.0f;
+  const double k = reduce_pio2(xh, xl, rh, rl);
+  // sin and cos of r = rh + rl (|r| <= pi/4 + 2^-30) by their Taylor series in double-double:
+  // term n is r^n / n!, added to the cosine (n even) or the sine (n odd) with sign (-1)^(n/2),
+  // to n = 29: truncation below 2^-110, rounding about 2^-100 relative.
+  const DD r{rh, rl};
+  DD s = r, c{1.0, 0.0}, term = r;
+#if defined(__clang__)
+#pragma clang loop unroll(disable)  // a rare path: keep it small
+#endif
+  for (int n = 2; n <= 29; ++n) {
+    term = div_small(mul(term, r), static_cast<double>(n));
+    const DD signed_term = (n / 2) % 2 != 0 ? -term : term;
+    if (n % 2 == 0) {
+      c = add(c, signed_term);
+    } else {
+      s = add(s, signed_term);
+    }
+  }
+  DD sv, cv;
+  apply_quadrant(static_cast<std::int64_t>(k), s, c, sv, cv);
+  return round_dd(cosine ? cv : sv);
+}
+
+}  // namespace posenc::detail

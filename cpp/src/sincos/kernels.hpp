@@ -32,21 +32,30 @@ inline RowLayout row_layout(const Spec& spec, const Columns& columns) {
 
 namespace scalar {
 
-// s[i] = sin(p * w[i]), c[i] = cos(p * w[i]) for i < n (n a multiple of 4), evaluated in float64
-// (error below 2^-50) and rounded to float32 with s[i]^2 + c[i]^2 <= 1 (unit_pair: each value
-// within one float32 ulp). Requires 0 <= p * w[i] <= kReduceLimit.
-void anchors(const double* w, std::int64_t n, double p, float* s, float* c);
+// s[i] = sin(p w_i), c[i] = cos(p w_i) for i < n (n a multiple of 4) in float64, within 2^-53
+// absolute of the values at the exact angle p w_i (kernel_math.hpp, steps 1-3): the anchors and
+// the angle-addition table. Requires 0 <= p w_i <= kReduceLimit.
+void sincos_row(const SplitFrequencies& F, std::int64_t n, double p, double* s, double* c);
 
-// Row PE(p) from one float64-reduced float32 sincos per frequency (error below 3 * 2^-25 before
-// the add). Requires 0 <= p * w[0] <= kReduceLimit and w[0] the largest frequency.
-void direct_row(const RowLayout& L, const double* w, double p, bool add, float scale, float* out);
+// Row PE(p), every value the correctly rounded float32 (steps 1-4), before the add.
+// Requires 0 <= p w_0 <= kReduceLimit and w_0 the largest frequency.
+void direct_row(const RowLayout& L, const SplitFrequencies& F, double p, bool add, float scale,
+                float* out);
 
-// Rows PE(a + d) into plus and PE(a - d) into minus by angle addition from the anchor
-// (sa, ca) = (sin, cos)(a w) and the step (sd, cd) = (sin, cos)(d w), all float32 from anchors():
-// sin(a +- d) = sa cd +- ca sd, cos(a +- d) = ca cd -+ sa sd. Both rows are always written (pass
-// a spare row for the one not wanted); their values are in [-1, 1] without clamping (unit_pair).
-void rotate_rows(const RowLayout& L, const float* sa, const float* ca, const float* sd,
-                 const float* cd, bool add, float scale, float* plus, float* minus);
+// Rows PE(a + d) into plus and PE(a - d) into minus by angle addition in float64 from the anchor
+// (sa, ca) = (sin, cos)(a w) and the step (sd, cd) = (sin, cos)(d w), all from sincos_row():
+// sin(a +- d) = sa cd +- ca sd, cos(a +- d) = ca cd -+ sa sd, each rounded to float32 with the
+// hard-case test (error below 2^-50 before rounding, see encode.cpp), hard cases recomputed by
+// rounded_exact at positions a + d and a - d. Every value is the correctly rounded float32, so in
+// [-1, 1].
+void rotate_rows(const RowLayout& L, const SplitFrequencies& F, const double* sa, const double* ca,
+                 const double* sd, const double* cd, double a, double d, bool add, float scale,
+                 float* plus, float* minus);
+
+// One row of rotate_rows: PE(a + d) when minus = false, PE(a - d) when true (one-row calls).
+void rotate_row(const RowLayout& L, const SplitFrequencies& F, const double* sa, const double* ca,
+                const double* sd, const double* cd, double a, double d, bool minus, bool add,
+                float scale, float* out);
 
 }  // namespace scalar
 }  // namespace posenc::detail

@@ -58,18 +58,18 @@ std::vector<double> frequencies_of(const Spec& spec, Status status) {
   return w;
 }
 
-// At least 4 entries, so that w[0] exists even without frequencies (dim 1, zero-padded).
+// At least 4 entries, so that w[0] exists even without frequencies (dim 1, zero-padded). Padding
+// repeats the last frequency: padding lanes then compute ordinary values (never written) and take
+// the hard-case path no more often than real ones; w[0] stays the largest.
 std::vector<double> padded(std::vector<double> w) {
   const std::int64_t n = detail::kernel_pad(static_cast<std::int64_t>(w.size()));
-  w.resize(static_cast<std::size_t>(std::max<std::int64_t>(n, 4)), 0.0);
+  const double last = w.empty() ? 0.0 : w.back();
+  w.resize(static_cast<std::size_t>(std::max<std::int64_t>(n, 4)), last);
   return w;
 }
 
 // Consecutive calls of at least this many rows take the angle-addition path.
 constexpr std::int64_t kBulkMinRows = 16;
-// The angle-addition path needs |p w| <= 2^26 so that the float64 angles p w, a w and j w agree
-// to 2^-27 (see encode_rows below).
-constexpr double kBulkAngleLimit = 67108864.0;
 
 }  // namespace
 
@@ -118,7 +118,7 @@ SinusoidalEncoder::SinusoidalEncoder(const Spec& spec)
 std::shared_ptr<const detail::RotationTable> SinusoidalEncoder::rotation_table() const {
   auto table = std::atomic_load(&table_);
   if (!table) {
-    table = detail::build_rotation_table(padded_frequencies_.data(),
+    table = detail::build_rotation_table(split_frequencies(),
                                          static_cast<std::int64_t>(padded_frequencies_.size()),
                                          block_rows_ / 2 + 1);
     if (table) std::atomic_store(&table_, table);
@@ -126,20 +126,42 @@ std::shared_ptr<const detail::RotationTable> SinusoidalEncoder::rotation_table()
   return table;
 }
 
-const float* AnchorCache::anchors(double c, const double* w) {
-  std::int64_t slot = 0;
+const double* AnchorCache::find(double c) {
   for (std::int64_t k = 0; k < slots_; ++k) {
     if (starts_[k] == c) {
       used_[k] = ++clock_;
       return values_.get() + 2 * k * stride_;
     }
+  }
+  return nullptr;
+}
+
+bool AnchorCache::missed_recently(double c) {
+  for (double m : missed_) {
+    if (m == c) return true;
+  }
+  missed_[next_miss_] = c;
+  next_miss_ = (next_miss_ + 1) % kMissRing;
+  return false;
+}
+
+template <class Fill>
+const double* AnchorCache::insert(double c, Fill fill) {
+  std::int64_t slot = 0;
+  for (std::int64_t k = 1; k < slots_; ++k) {
     if (used_[k] < used_[slot]) slot = k;
   }
-  float* s = values_.get() + 2 * slot * stride_;
-  detail::kernel::anchors(w, stride_, c, s, s + stride_);
+  double* s = values_.get() + 2 * slot * stride_;
+  fill(s);
   starts_[slot] = c;
   used_[slot] = ++clock_;
   return s;
+}
+
+detail::SplitFrequencies SinusoidalEncoder::split_frequencies() const {
+  detail::SplitFrequencies F;
+  F.w = padded_frequencies_.data();
+  return F;
 }
 
 std::unique_ptr<AnchorCache> SinusoidalEncoder::make_anchor_cache() const {
@@ -148,15 +170,14 @@ std::unique_ptr<AnchorCache> SinusoidalEncoder::make_anchor_cache() const {
   if (!cache) return nullptr;
   const std::int64_t stride = static_cast<std::int64_t>(padded_frequencies_.size());
   // At most 8 blocks and 64 KB of anchors (at least one block).
-  const std::int64_t slots = std::clamp<std::int64_t>(8192 / stride, 1, 8);
+  const std::int64_t slots = std::clamp<std::int64_t>(4096 / stride, 1, 8);
   cache->owner_ = this;
   cache->stride_ = stride;
   cache->slots_ = slots;
-  cache->values_.reset(new (std::nothrow) float[static_cast<std::size_t>(2 * slots * stride)]);
-  cache->spare_.reset(new (std::nothrow) float[static_cast<std::size_t>(spec_.dim)]());
+  cache->values_.reset(new (std::nothrow) double[static_cast<std::size_t>(2 * slots * stride)]);
   cache->starts_.reset(new (std::nothrow) double[static_cast<std::size_t>(slots)]);
   cache->used_.reset(new (std::nothrow) std::uint64_t[static_cast<std::size_t>(slots)]);
-  if (!cache->values_ || !cache->spare_ || !cache->starts_ || !cache->used_) return nullptr;
+  if (!cache->values_ || !cache->starts_ || !cache->used_) return nullptr;
   for (std::int64_t k = 0; k < slots; ++k) {
     cache->starts_[k] = -1.0;
     cache->used_[k] = 0;
@@ -173,23 +194,26 @@ Status SinusoidalEncoder::check(const RowPositions& rows, std::size_t len,
   return Status::ok;
 }
 
-// The fast paths. Error analysis (u = 2^-25, half a float32 ulp on [0.5, 1); target 8u):
-// - Angle addition, row p = c + e (or c - e): inputs (sa, ca) from the float64 sincos of
-//   fl(c w), and (se, ce) from that of fl(e w), each pair rounded by unit_pair: the error vector
-//   of a pair has norm <= sqrt(5) u (one component within 2u, the other within u). s = sa ce +
-//   ca se in float32: by Cauchy-Schwarz the input errors contribute <= sqrt(5) u per pair (the
-//   other pair has norm <= 1): 4.47u; the two products <= 1.5u together (|sa ce| + |ca se| <= 1,
-//   so at most one of them is in [0.5, 1)), the sum <= u. The angles: |fl(c w) + fl(e w) -
-//   fl(p w)| <= 2 |p w| 2^-53 <= 2^-26 = 0.5u for |p w| <= 2^26 (and c w + e w = p w exactly in
-//   reals). Total <= 7.47u = 2.23e-7 < 2^-22 = 2.38e-7 (7.1u below position 2^24). Same for the
-//   cosine and for c - e. Every value is in [-1, 1] without a clamp (unit_pair).
-// - Direct: r (float64-reduced, error ~2^-52) rounded to float32 (<= u), polynomial truncation
-//   < 2^-31, its rounding <= 2u: <= 3u.
-// - add_to: the same values, then one rounding of out * scale and one of the sum, as the
-//   reference does.
+// The fast paths. Every value is rounded from a float64 v with |v - exact| <= E before rounding,
+// with the hard-case test of kernel_math.hpp (step 4) at kHardMargin = 2^-49 >= E:
+// - Direct rows (sincos_f64_lite of the exact angle): E <= 2^-51 (kernel_math.hpp,
+//   reduce_pio2_lite).
+// - The anchors and the e table (sincos_row: steps 1-3): within d = 2^-52 (about one float64
+//   ulp, 2^-53, by the analysis; 0.999 * 2^-53 measured against quad precision in
+//   test_kernels.cpp; d keeps a factor 2).
+// - Angle addition, row p = c + e (or c - e): anchor (sa, ca) and step (se, ce) from sincos_row,
+//   each component within d of sin/cos of the exact angles c w and e w (c w + e w = p w exactly
+//   in reals, so nothing is lost in the angles). s = sa ce + ca se in float64: the input errors
+//   contribute d (|ce| + |se|) + d (|sa| + |ca|) <= 2 sqrt(2) d; the two products are below 1 in
+//   magnitude, each rounded by <= 2^-54; the sum by <= 2^-53. E <= (4 sqrt(2) + 2) 2^-53
+//   = 7.66 * 2^-53 < 2^-50. Same for the cosine and for c - e.
+// - add_to: the correctly rounded value PE, then out = fround(fround(out * scale) + PE), the
+//   same roundings as the reference.
+// Hard cases (about 1 value in 2^21; every sine at position 0) are recomputed by rounded_exact.
 Status SinusoidalEncoder::run(const RowPositions& rows, const detail::RowTarget& t,
                               AnchorCache* cache) const {
   const detail::RowLayout L = detail::row_layout(spec_, columns_);
+  const detail::SplitFrequencies F = split_frequencies();
   const double* w = padded_frequencies_.data();
   const std::int64_t stride = static_cast<std::int64_t>(padded_frequencies_.size());
   const std::int64_t d = spec_.dim;
@@ -210,42 +234,54 @@ Status SinusoidalEncoder::run(const RowPositions& rows, const detail::RowTarget&
       std::memset(row, 0, sizeof(float) * static_cast<std::size_t>(d));
     }
   };
+  auto target = [&](std::int64_t r) {
+    if (detail::is_zero_row(rows, r)) {
+      zero_row(row_out(r));
+      return static_cast<float*>(nullptr);
+    }
+    return row_out(r);
+  };
 
   const double last = detail::row_position(rows, rows.count - 1);
   const std::int64_t B = block_rows_, H = B / 2;
   const bool cached = cache != nullptr && cache->owner_ == this && rows.count < kBulkMinRows;
   if (rows.positions == nullptr && (rows.count >= kBulkMinRows || cached) &&
-      (last + static_cast<double>(B)) * w[0] <= kBulkAngleLimit) {
+      (last + static_cast<double>(B)) * w[0] <= detail::kReduceLimit) {
     const auto table = rotation_table();
-    // Without a cache: one block's anchors and a spare row (for the partner a kernel call always
-    // writes); the cache has its own.
-    std::unique_ptr<float[]> own;
-    if (!cached) own.reset(new (std::nothrow) float[static_cast<std::size_t>(2 * stride + d)]());
+    // Without a cache: one block's anchors; the cache has its own.
+    std::unique_ptr<double[]> own;
+    if (!cached) own.reset(new (std::nothrow) double[static_cast<std::size_t>(2 * stride)]);
     if (!table || (!cached && !own)) return Status::out_of_memory;
-    float* spare = cached ? cache->spare_.get() : own.get() + 2 * stride;
-    auto target = [&](std::int64_t r) {
-      if (detail::is_zero_row(rows, r)) {
-        zero_row(row_out(r));
-        return static_cast<float*>(nullptr);
-      }
-      return row_out(r);
-    };
     for (std::int64_t r = 0; r < rows.count;) {
-      // Blocks are centred on their anchors, the multiples of B (so position 0 is an anchor and
-      // exact): rows r .. r + n - 1 are offsets j0 .. j0 + n - 1 of the block [c - H, c + H),
-      // offset j being row c + (j - H).
+      // Blocks are centred on their anchors, the multiples of B (so position 0 is an anchor):
+      // rows r .. r + n - 1 are offsets j0 .. j0 + n - 1 of the block [c - H, c + H), offset j
+      // being row c + (j - H).
       const double p = detail::row_position(rows, r);
       const std::int64_t j0 = (static_cast<std::int64_t>(p) + H) % B;
       const std::int64_t n = std::min(B - j0, rows.count - r);
       const double c = p - static_cast<double>(j0 - H);
-      const float* sa = nullptr;
-      if (cached) {
-        sa = cache->anchors(c, w);
-      } else {
-        detail::kernel::anchors(w, stride, c, own.get(), own.get() + stride);
+      auto fill = [&](double* s) { detail::kernel::sincos_row(F, stride, c, s, s + stride); };
+      const double* sa = nullptr;
+      if (!cached) {
+        fill(own.get());
         sa = own.get();
+      } else if ((sa = cache->find(c)) == nullptr) {
+        if (!cache->missed_recently(c)) {
+          // A block not missed recently: a lone row there (a random access) costs less by the
+          // direct path than by computing the block's anchor; a second call in the block (a
+          // sequence, or several sequences side by side) caches it.
+          for (std::int64_t k = 0; k < n; ++k) {
+            if (float* row = target(r + k)) {
+              detail::kernel::direct_row(L, F, detail::row_position(rows, r + k), t.add, t.scale,
+                                         row);
+            }
+          }
+          r += n;
+          continue;
+        }
+        sa = cache->insert(c, fill);
       }
-      const float* ca = sa + stride;
+      const double* ca = sa + stride;
       auto row_at = [&](std::int64_t j) { return j >= j0 && j < j0 + n ? r + (j - j0) : -1; };
       // Outward from the anchor: step e gives rows c + e (e < H) and c - e (e > 0), so both come
       // from one kernel call whenever the call has both.
@@ -259,9 +295,16 @@ Status SinusoidalEncoder::run(const RowPositions& rows, const detail::RowTarget&
         float* plus = rp >= 0 ? target(rp) : nullptr;
         float* minus = rm >= 0 ? target(rm) : nullptr;
         if (plus == nullptr && minus == nullptr) continue;
-        detail::kernel::rotate_rows(L, sa, ca, table->sines(e), table->cosines(e), t.add, t.scale,
-                                    plus != nullptr ? plus : spare,
-                                    minus != nullptr ? minus : spare);
+        const double* sd = table->sines(e);
+        const double* cd = table->cosines(e);
+        const double de = static_cast<double>(e);
+        if (plus != nullptr && minus != nullptr) {
+          detail::kernel::rotate_rows(L, F, sa, ca, sd, cd, c, de, t.add, t.scale, plus, minus);
+        } else {
+          // One row (a call's edge, or a one-row call): half the work of the pair.
+          detail::kernel::rotate_row(L, F, sa, ca, sd, cd, c, de, minus != nullptr, t.add, t.scale,
+                                     plus != nullptr ? plus : minus);
+        }
       }
       r += n;
     }
@@ -275,7 +318,7 @@ Status SinusoidalEncoder::run(const RowPositions& rows, const detail::RowTarget&
     if (detail::is_zero_row(rows, r)) {
       zero_row(row);
     } else if (p * w[0] <= detail::kReduceLimit) {
-      detail::kernel::direct_row(L, w, p, t.add, t.scale, row);
+      detail::kernel::direct_row(L, F, p, t.add, t.scale, row);
     } else {
       if (!scratch.data && !scratch.allocate(columns_)) return Status::out_of_memory;
       detail::reference_row(*this, p, scratch.sines, scratch.cosines);

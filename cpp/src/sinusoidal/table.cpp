@@ -17,17 +17,17 @@ void reference_row(const SinusoidalEncoder& e, double p, float* sines, float* co
   }
 }
 
-std::shared_ptr<const RotationTable> build_rotation_table(const double* w, std::int64_t stride,
-                                                          std::int64_t rows) {
+std::shared_ptr<const RotationTable> build_rotation_table(const SplitFrequencies& F,
+                                                          std::int64_t stride, std::int64_t rows) {
   auto table = std::make_shared<RotationTable>();
   table->rows = rows;
   table->stride = stride;
-  table->values.reset(new (std::nothrow) float[static_cast<std::size_t>(2 * rows * stride)]);
+  table->values.reset(new (std::nothrow) double[static_cast<std::size_t>(2 * rows * stride)]);
   if (!table->values) return nullptr;
-  float* v = table->values.get();
+  double* v = table->values.get();
   for (std::int64_t j = 0; j < rows; ++j)
-    kernel::anchors(w, stride, static_cast<double>(j), v + 2 * j * stride,
-                    v + (2 * j + 1) * stride);
+    kernel::sincos_row(F, stride, static_cast<double>(j), v + 2 * j * stride,
+                       v + (2 * j + 1) * stride);
   return table;
 }
 

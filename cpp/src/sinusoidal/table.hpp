@@ -6,6 +6,7 @@
 
 #include "posenc/sinusoidal/encoder.hpp"
 #include "posenc/sinusoidal/spec.hpp"
+#include "sincos/kernel_math.hpp"
 
 namespace posenc::detail {
 
@@ -50,21 +51,20 @@ inline void scatter_row(const Spec& spec, const Columns& columns, const float* s
 }
 
 // The per-spec angle-addition table: for j < rows and frequency i, sin(j w_i) and cos(j w_i)
-// evaluated in float64 and rounded to float32 (kernel::anchors, so each pair has norm <= 1). Row j
-// holds stride sines then stride cosines (stride = frequencies padded to a multiple of 4; padding
-// frequencies are 0).
+// in float64 within 2^-53 of the exact values (kernel::sincos_row). Row j holds stride sines then
+// stride cosines (stride = frequencies padded to a multiple of 4).
 struct RotationTable {
   std::int64_t rows = 0;
   std::int64_t stride = 0;
-  std::unique_ptr<float[]> values;
-  const float* sines(std::int64_t j) const { return values.get() + 2 * j * stride; }
-  const float* cosines(std::int64_t j) const { return sines(j) + stride; }
+  std::unique_ptr<double[]> values;
+  const double* sines(std::int64_t j) const { return values.get() + 2 * j * stride; }
+  const double* cosines(std::int64_t j) const { return sines(j) + stride; }
 };
 
-// Builds the table for padded frequencies w (stride entries, w[0] * (rows - 1) <= 2^31).
+// Builds the table for padded frequencies F (stride entries, w[0] * (rows - 1) <= 2^31).
 // Returns nullptr when out of memory.
-std::shared_ptr<const RotationTable> build_rotation_table(const double* w, std::int64_t stride,
-                                                          std::int64_t rows);
+std::shared_ptr<const RotationTable> build_rotation_table(const SplitFrequencies& F,
+                                                          std::int64_t stride, std::int64_t rows);
 
 // Rows per angle-addition block for a spec of dim columns: 128, fewer above dim 512 so that a
 // block's rows fit in 256 KB (the JS driver's scratch, which holds whole blocks so that both rows

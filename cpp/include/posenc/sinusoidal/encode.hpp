@@ -1,9 +1,13 @@
 // posenc: computing the table, adding it to embeddings, concatenating it, and the shift rotation.
 //
-// Precision (every function here, every build, every position p < 2^24, dim <= 8192): each float32
-// output is within 2^-22 absolute of the float64 value sin(p * w_i) / cos(p * w_i) with w_i from
-// frequency(). Angles are formed in float64, never float32. add_to's bound is relative to the
-// float32 result of emb * scale + PE (one extra rounding of the sum).
+// Precision (encode, add_to, concat; every build; every row with p * w_0 <= 2^31, which is every
+// position below 2^24 with the presets): each value is the float32 nearest to sin(p * w_i) /
+// cos(p * w_i), where p * w_i is the exact product of the position and the float64 frequency
+// w_i = frequency(spec, i) (no float64 rounding of the angle). Only when the exact value lies
+// within 2^-74 (plus 2^-95 relative) of a float32 midpoint may the other neighbour come back; no
+// such case is known. add_to returns fround(fround(emb * scale) + PE) with that PE. Rows beyond
+// 2^31 radians: libm in float64, then rounded (no such guarantee). shift_matrix/shift_blocks round
+// libm's float64 sin/cos(k * w_i), not covered by this guarantee.
 //
 // All functions validate their arguments, return a Status, and write nothing when it is not ok.
 // Buffers are float32, row-major; lengths are element counts.

@@ -2,19 +2,22 @@
 // them; every call then only validates its rows and runs the kernel. The free functions of
 // encode.hpp build a temporary SinusoidalEncoder.
 //
-// How rows are computed (every path within the 2^-22 bound of encode.hpp):
-// - 16 or more consecutive rows: angle addition. Rows are grouped in blocks of block_rows() = B
-//   centred on their anchors c, the multiples of B (rows c - B/2 .. c + B/2 - 1, so position 0
-//   is an anchor and exact); rows c + e and c - e are (sin, cos)(c w) rotated by (sin, cos)(+-e w),
-//   both from one pass over the same four products. The anchor is computed per block in float64;
-//   the e table (B/2 + 1 rows x frequencies, float32) is built on the first such call and shared
-//   by copies of the SinusoidalEncoder. A row's value depends only on its position, never on the
-//   call.
+// Every path returns, for angles p w_i up to 2^31 (all positions below 2^24 with the presets), the
+// float32 nearest to sin or cos of the exact product p w_i (encode.hpp, "Precision"), so a row's
+// value depends only on its position, never on the path or the call. The paths differ in cost:
+// - 16 or more consecutive rows: angle addition in float64. Rows are grouped in blocks of
+//   block_rows() = B centred on their anchors c, the multiples of B (rows c - B/2 .. c + B/2 - 1);
+//   rows c + e and c - e are (sin, cos)(c w) rotated by (sin, cos)(+-e w), both from one pass
+//   over the same four products, then rounded with the hard-case test. The anchor is computed per
+//   block; the e table (B/2 + 1 rows x frequencies, float64) is built on the first such call and
+//   shared by copies of the SinusoidalEncoder.
 // - Fewer rows with an AnchorCache (incremental decoding): the same angle addition, with the
-//   block anchors kept in the cache between calls, so a row equals the bulk call's row bit for
-//   bit and costs a rotation per element (plus one anchor per B positions).
-// - Fewer rows without a cache, explicit positions: one float64-reduced float32 sincos per element.
-// - Angles above 2^31 (only with large min_timescale or positions beyond 2^24): libm per element.
+//   block anchors kept in the cache between calls: a rotation per element, plus one anchor per B
+//   positions. A block is cached on its second call; a lone row in a block not among the last
+//   8 missed takes the direct path (a random access costs no more than explicit positions).
+// - Otherwise (explicit positions, lone rows): one float64 sincos of the exact angle per element.
+// - Angles above 2^31 (only with large min_timescale or positions beyond 2^24): libm per element,
+//   no rounding guarantee.
 #pragma once
 
 #include <cstddef>
@@ -30,14 +33,16 @@ namespace posenc {
 namespace detail {
 struct RotationTable;
 struct RowTarget;
+struct SplitFrequencies;
 }  // namespace detail
 
 class SinusoidalEncoder;
 
-// Anchors of recently used blocks, kept between calls of a few consecutive rows (incremental
-// decoding, up to a few sequences at once). Made by SinusoidalEncoder::make_anchor_cache() for that
-// encoder; passing it to another encoder is allowed and simply bypasses it. Not thread-safe:
-// use one per thread. Holds at most 8 blocks and about 64 KB.
+// Anchors (float64) of recently used blocks, kept between calls of a few consecutive rows
+// (incremental decoding, up to a few sequences at once). Made by
+// SinusoidalEncoder::make_anchor_cache() for that encoder; passing it to another encoder is allowed
+// and simply bypasses it. Not thread-safe: use one per thread. Holds at most 8 blocks and about 64
+// KB.
 class AnchorCache {
  public:
   AnchorCache(const AnchorCache&) = delete;
@@ -46,17 +51,26 @@ class AnchorCache {
  private:
   friend class SinusoidalEncoder;
   AnchorCache() = default;
-  // Sines then cosines of the anchor at block centre c (stride floats each), computed on a miss.
-  const float* anchors(double c, const double* w);
+  // Sines then cosines of the anchor at block centre c (stride values each), or nullptr when the
+  // block is not cached.
+  const double* find(double c);
+  // Whether block c missed in one of the last kMissRing misses; records this miss when not.
+  bool missed_recently(double c);
+  // Caches the anchor at c (computed by fill(values)) in the least recently used slot.
+  template <class Fill>
+  const double* insert(double c, Fill fill);
 
   const SinusoidalEncoder* owner_ = nullptr;
   std::int64_t stride_ = 0;
   std::int64_t slots_ = 0;
-  std::unique_ptr<float[]> values_;        // slots_ x (2 * stride_)
-  std::unique_ptr<float[]> spare_;         // dim floats: the row a kernel call writes unasked
+  std::unique_ptr<double[]> values_;       // slots_ x (2 * stride_)
   std::unique_ptr<double[]> starts_;       // block centre of each slot, -1 when empty
   std::unique_ptr<std::uint64_t[]> used_;  // last use, for least-recently-used replacement
   std::uint64_t clock_ = 0;
+  // Block centres of the last few calls that missed (ring): a block is cached on its second miss.
+  static constexpr int kMissRing = 8;
+  double missed_[kMissRing] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  int next_miss_ = 0;
 };
 
 class SinusoidalEncoder {
@@ -72,7 +86,7 @@ class SinusoidalEncoder {
 
   // Same contracts as the free functions in encode.hpp. With a cache made by this encoder,
   // calls of fewer than 16 consecutive rows take the angle-addition path too, reusing the
-  // cache's anchors: every row then equals the bulk path's row bit for bit.
+  // cache's anchors (the values are the same on every path: correctly rounded).
   Status encode(const RowPositions& rows, float* out, std::size_t out_len,
                 AnchorCache* cache = nullptr) const;
   Status add_to(const RowPositions& rows, float scale, float* embeddings,
@@ -93,12 +107,15 @@ class SinusoidalEncoder {
   Status check(const RowPositions& rows, std::size_t len, std::int64_t width) const;
   Status run(const RowPositions& rows, const detail::RowTarget& target, AnchorCache* cache) const;
   std::shared_ptr<const detail::RotationTable> rotation_table() const;
+  detail::SplitFrequencies split_frequencies() const;
 
   Spec spec_;
   Status status_;
   Columns columns_;
   std::vector<double> frequencies_;
-  std::vector<double> padded_frequencies_;  // frequencies_, zero-padded to a multiple of 4
+  // frequencies_ padded to a multiple of 4 (at least 4) with the last frequency: what the
+  // kernels read.
+  std::vector<double> padded_frequencies_;
   std::int64_t block_rows_ = 0;
   mutable std::shared_ptr<const detail::RotationTable> table_;  // built on first bulk call
 };
