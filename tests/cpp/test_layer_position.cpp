@@ -223,16 +223,16 @@ TEST_CASE("position step: rotate_heads and alibi_slopes against float64", "[laye
       }
     }
   double s[kMaxHeads];
-  alibi_slopes(8, s);
+  alibi_slopes(8, s, 8);
   for (int h = 0; h < 8; ++h)
     CHECK(s[h] == std::ldexp(1.0, -(h + 1)));
-  alibi_slopes(4, s);
+  alibi_slopes(4, s, 4);
   CHECK((s[0] == 0.25 && s[1] == 0.0625 && s[2] == 0.015625 && s[3] == 0.00390625));
-  alibi_slopes(6, s);  // 4 of get_slopes(4), then get_slopes(8)[0::2][:2]
+  alibi_slopes(6, s, 6);  // 4 of get_slopes(4), then get_slopes(8)[0::2][:2]
   CHECK((s[0] == 0.25 && s[3] == 0.00390625 && s[4] == 0.5 && s[5] == 0.125));
-  alibi_slopes(1, s);
+  alibi_slopes(1, s, 1);
   CHECK(s[0] == 1.0 / 256.0);
-  alibi_slopes(3, s);  // get_slopes(2) = [2^-4, 2^-8], then get_slopes(4)[0] = 2^-2
+  alibi_slopes(3, s, 3);  // get_slopes(2) = [2^-4, 2^-8], then get_slopes(4)[0] = 2^-2
   CHECK((s[0] == 0.0625 && s[1] == 0.00390625 && s[2] == 0.25));
   // More heads: the Python float64 values (get_slopes of positional_layer.py) within 1e-14.
   struct Known {
@@ -247,7 +247,7 @@ TEST_CASE("position step: rotate_heads and alibi_slopes against float64", "[laye
                          {256, 0, 0.9785720620877001},
                          {256, 255, 0.0039062499999999536}};
   for (const Known& k : known) {
-    alibi_slopes(k.heads, s);
+    alibi_slopes(k.heads, s, k.heads);
     INFO("heads " << k.heads << " slope " << k.index);
     CHECK(std::fabs(s[k.index] / k.value - 1.0) < 1e-14);
   }

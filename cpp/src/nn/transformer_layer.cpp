@@ -103,7 +103,7 @@ LayerError TransformerEncoderLayer::configure(const LayerConfig& config) {
   if (config.position.method == PositionMethod::alibi) {
     if (!slopes.resize(static_cast<std::size_t>(config.heads)))
       return layer_error(LayerStatus::out_of_memory, "heads");
-    alibi_slopes(config.heads, slopes.data());
+    alibi_slopes(config.heads, slopes.data(), slopes.size());  // heads was validated
   }
   alibi_slopes_ = std::move(slopes);
   config_ = config;

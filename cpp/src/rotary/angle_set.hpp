@@ -39,8 +39,8 @@ inline void sincos_any(double p, double w, double& s, double& c) {
   const double x = p * w;
   const double k = std::nearbyint(x / kTwoPiHi);
   double kh, kl, th, tl;
-  detail::scalar::split_f64(k, kh, kl);
-  detail::scalar::split_f64(kTwoPiHi, th, tl);
+  detail::split(k, kh, kl);
+  detail::split(kTwoPiHi, th, tl);
   const double prod = k * kTwoPiHi;
   const double prod_err = ((kh * th - prod) + kh * tl + kl * th) + kl * tl;
   double r = ((x - prod) - prod_err) - k * kTwoPiLo;

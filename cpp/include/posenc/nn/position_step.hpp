@@ -11,28 +11,24 @@
 // per row (ForwardOptions). The sinusoidal encodings (the paper's table and its presets) are not
 // a step here: the Model adds them to the embeddings before the first layer.
 //
-// rotate_heads() and alibi_slopes() are the small interfaces the rotary and ALiBi families of
-// posenc (cpp/src/rotary/, cpp/src/alibi/) are to provide canonically; they live here, in
-// cpp/src/nn/position_step.cpp and cpp/src/nn/alibi_slopes.cpp, until those families land.
+// The layouts and modes are the rotary and ALiBi families' own (posenc/rotary/spec.hpp,
+// posenc/alibi.hpp), and so are the ALiBi slopes (alibi_slopes()). rotate_heads() is the layer's
+// rotation of q and k in place (cpp/src/nn/position_step.cpp).
 #pragma once
 
 #include <cstdint>
+
+#include "posenc/alibi.hpp"
+#include "posenc/rotary/spec.hpp"
 
 namespace posenc {
 
 enum class PositionMethod : std::uint8_t { none, rotary, alibi };
 
-// Which pairs of a head's first rotary_dim values one rotation turns together.
-enum class RotaryLayout : std::uint8_t {
-  half,         // (i, i + rotary_dim / 2): HF LLaMA's rotate_half (GPT-NeoX style)
-  interleaved,  // (2i, 2i + 1): the RoFormer paper, GPT-J, Meta's original LLaMA code
-};
-
-enum class AlibiMode : std::uint8_t {
-  causal,     // bias -slope * (p_query - p_key) for keys at or before the query; keys after it get
-              // no bias (use it with the causal mask, which hides them): the ALiBi paper
-  symmetric,  // bias -slope * |p_query - p_key| for every key (bidirectional attention)
-};
+// RotaryLayout: half (pairs (i, i + rotary_dim / 2), HF LLaMA's rotate_half) or interleaved
+// (pairs (2i, 2i + 1), GPT-J). AlibiMode in the layer: causal adds -slope * (p_query - p_key) to
+// the keys at or before the query (use it with the causal mask, which hides the later ones: the
+// ALiBi paper); symmetric adds -slope * |p_query - p_key| to every key (bidirectional attention).
 
 // The largest |position| a forward accepts (rotary angles and ALiBi distances are float64).
 inline constexpr double kMaxLayerPosition = 2147483647.0;  // 2^31 - 1
@@ -71,13 +67,5 @@ struct RotaryParams {
 // in-projection are one call: 2 * heads heads of the same positions.
 void rotate_heads(float* x, std::int64_t rows, std::int64_t heads, std::int64_t head_dim,
                   std::int64_t stride, const RotaryParams& params, const double* positions);
-
-// ALiBi's head slopes, get_slopes(heads) of ofirpress/attention_with_linear_biases
-// (fairseq/models/transformer.py) in float64: for a power of two n, slope_h = s^(h+1) with
-// s = 2^(-8/n); otherwise the slopes of the largest power of two p below n, then every other slope
-// of 2p (the first n - p of them). Exact (powers of two) up to 8 heads; for more, within 1e-14
-// (relative) of the Python values (tested). heads 1..kMaxHeads;
-// writes heads values to out.
-void alibi_slopes(std::int64_t heads, double* out);
 
 }  // namespace posenc
