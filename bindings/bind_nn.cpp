@@ -24,6 +24,13 @@ struct LayerConfigValue {
   bool normFirst = false;
   posenc::Activation activation = posenc::Activation::relu;
   double layerNormEps = 1e-5;
+  // The position step (position_step.hpp), enums as their values: method none 0, rotary 1,
+  // alibi 2; rotaryLayout half 0, interleaved 1; alibiMode causal 0, symmetric 1.
+  int position = 0;
+  double ropeTheta = 10000.0;
+  int rotaryDim = 0;
+  int rotaryLayout = 0;
+  int alibiMode = 0;
 };
 
 // A loaded model's config, vocabulary and labels (space-separated, may be empty).
@@ -36,6 +43,11 @@ struct ModelInfo {
   std::string positionalEncoding;
   std::string vocab;
   std::string labels;
+  // The length-extrapolation experiment's keys: '' or -1 when absent.
+  std::string task;
+  std::string symbols;
+  double copyDistance = -1;
+  double trainMaxLength = -1;
 };
 
 namespace {
@@ -46,7 +58,12 @@ LayerConfigValue layer_config_value(const posenc::LayerConfig& c) {
           static_cast<int>(c.ff_dim),
           c.norm_first,
           c.activation,
-          c.layer_norm_eps};
+          c.layer_norm_eps,
+          static_cast<int>(c.position.method),
+          c.position.rope_theta,
+          static_cast<int>(c.position.rotary_dim),
+          static_cast<int>(c.position.rotary_layout),
+          static_cast<int>(c.position.alibi_mode)};
 }
 
 class Layer {
@@ -60,6 +77,16 @@ class Layer {
     c.norm_first = v.normFirst;
     c.activation = v.activation;
     c.layer_norm_eps = v.layerNormEps;
+    // JS checks the enum values; out-of-range ones become an invalid config here.
+    if (v.position < 0 || v.position > 2 || v.rotaryLayout < 0 || v.rotaryLayout > 1 ||
+        v.alibiMode < 0 || v.alibiMode > 1) {
+      return last_.keep(posenc::layer_error(posenc::LayerStatus::invalid_config, "position"));
+    }
+    c.position.method = static_cast<posenc::PositionMethod>(v.position);
+    c.position.rope_theta = v.ropeTheta;
+    c.position.rotary_dim = v.rotaryDim;
+    c.position.rotary_layout = static_cast<posenc::RotaryLayout>(v.rotaryLayout);
+    c.position.alibi_mode = static_cast<posenc::AlibiMode>(v.alibiMode);
     return last_.keep(layer_.configure(c));
   }
 
@@ -70,11 +97,15 @@ class Layer {
         layer_.set_tensor(name, ptr<const float>(data), static_cast<std::size_t>(count)));
   }
 
-  // out (length x dModel) = layer(x (length x dModel)); mask: length bytes or 0.
-  int forward(std::uintptr_t x, int length, bool causal, std::uintptr_t mask, std::uintptr_t out) {
+  // out (length x dModel) = layer(x (length x dModel)); mask: length bytes or 0; row i at
+  // positionOffset + i, or at positions[i] (length doubles) when positions is not 0.
+  int forward(std::uintptr_t x, int length, bool causal, std::uintptr_t mask,
+              double position_offset, std::uintptr_t positions, std::uintptr_t out) {
     posenc::ForwardOptions o;
     o.causal = causal;
     o.key_padding_mask = ptr<const std::uint8_t>(mask);
+    o.position_offset = position_offset;
+    o.positions = ptr<const double>(positions);
     const std::size_t n = static_cast<std::size_t>(length < 0 ? 0 : length) *
                           static_cast<std::size_t>(layer_.config().d_model);
     return last_.keep(layer_.forward(ptr<const float>(x), n, length, o, ptr<float>(out), n));
@@ -100,8 +131,9 @@ class Model {
 
   // logits (length x numClasses) for length int32 token ids; mask: length bytes or 0.
   int forward(std::uintptr_t tokens, int length, bool causal, std::uintptr_t mask,
-              bool positional_encoding, std::uintptr_t logits) {
+              bool positional_encoding, double position_offset, std::uintptr_t logits) {
     posenc::ModelForwardOptions o;
+    o.position_offset = position_offset;
     o.causal = causal;
     o.key_padding_mask = ptr<const std::uint8_t>(mask);
     o.positional_encoding = positional_encoding;
@@ -128,6 +160,10 @@ class Model {
     m.positionalEncoding = c.positional_encoding;
     m.vocab = c.vocab;
     m.labels = c.labels;
+    m.task = c.task;
+    m.symbols = c.symbols;
+    m.copyDistance = static_cast<double>(c.copy_distance);
+    m.trainMaxLength = static_cast<double>(c.train_max_length);
     return m;
   }
   ErrorInfo error() const { return last_.info(); }
@@ -179,7 +215,12 @@ EMSCRIPTEN_BINDINGS(posenc_nn) {
       .field("ffDim", &LayerConfigValue::ffDim)
       .field("normFirst", &LayerConfigValue::normFirst)
       .field("activation", &LayerConfigValue::activation)
-      .field("layerNormEps", &LayerConfigValue::layerNormEps);
+      .field("layerNormEps", &LayerConfigValue::layerNormEps)
+      .field("position", &LayerConfigValue::position)
+      .field("ropeTheta", &LayerConfigValue::ropeTheta)
+      .field("rotaryDim", &LayerConfigValue::rotaryDim)
+      .field("rotaryLayout", &LayerConfigValue::rotaryLayout)
+      .field("alibiMode", &LayerConfigValue::alibiMode);
 
   value_object<ModelInfo>("ModelInfo")
       .field("vocabSize", &ModelInfo::vocabSize)
@@ -189,7 +230,11 @@ EMSCRIPTEN_BINDINGS(posenc_nn) {
       .field("embeddingScale", &ModelInfo::embeddingScale)
       .field("positionalEncoding", &ModelInfo::positionalEncoding)
       .field("vocab", &ModelInfo::vocab)
-      .field("labels", &ModelInfo::labels);
+      .field("labels", &ModelInfo::labels)
+      .field("task", &ModelInfo::task)
+      .field("symbols", &ModelInfo::symbols)
+      .field("copyDistance", &ModelInfo::copyDistance)
+      .field("trainMaxLength", &ModelInfo::trainMaxLength);
 
   value_object<LayerTensorValue>("LayerTensor")
       .field("name", &LayerTensorValue::name)

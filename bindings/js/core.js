@@ -83,7 +83,13 @@ export function readCore(Module) {
     newLayer: () => new Module.TransformerEncoderLayer(),
 
     /** The LayerConfig value a layer's configure() takes, from the API's config (activation by name). */
-    layerConfig: (config) => ({ ...config, activation: Module.Activation[config.activation] }),
+    layerConfig: (config) => ({
+      ...config,
+      activation: Module.Activation[config.activation],
+      position: ['none', 'rotary', 'alibi'].indexOf(config.position),
+      rotaryLayout: ['half', 'interleaved'].indexOf(config.rotaryLayout),
+      alibiMode: ['causal', 'symmetric'].indexOf(config.alibiMode),
+    }),
 
     /** A new, empty Model. */
     newModel: () => new Module.Model(),
@@ -91,7 +97,14 @@ export function readCore(Module) {
     /** A loaded model's config, vocabulary and labels, flat, with activation by name. */
     modelInfo(model) {
       const { layer, ...rest } = model.info();
-      return { ...rest, ...layer, activation: activations[layer.activation.value] };
+      return {
+        ...rest,
+        ...layer,
+        activation: activations[layer.activation.value],
+        position: ['none', 'rotary', 'alibi'][layer.position],
+        rotaryLayout: ['half', 'interleaved'][layer.rotaryLayout],
+        alibiMode: ['causal', 'symmetric'][layer.alibiMode],
+      };
     },
   };
 }

@@ -29,7 +29,25 @@ export interface EncoderLayerConfig {
   activation?: 'relu' | 'gelu';
   /** Layer norm epsilon, default 1e-5. */
   layerNormEps?: number;
+  /**
+   * Positions inside the attention: 'none' (default: the layer is permutation-equivariant),
+   * 'rotary' (q and k of each head rotated by their row's position, HF LLaMA's rotate_half or
+   * GPT-J's interleaved pairs) or 'alibi' (a per-head linear bias by query-key distance).
+   */
+  position?: PositionMethod;
+  /** rotary only: the base, finite and > 1. Default 10000. */
+  ropeTheta?: number;
+  /** rotary only: leading dims of each head that rotate, even, 0..dModel/heads; 0 (default) = all. */
+  rotaryDim?: number;
+  /** rotary only: 'half' (default, pairs (i, i + r/2)) or 'interleaved' (pairs (2i, 2i + 1)). */
+  rotaryLayout?: RotaryLayoutName;
+  /** alibi only: 'causal' (default, -m (i - j) for keys j <= i) or 'symmetric' (-m |i - j|). */
+  alibiMode?: AlibiModeName;
 }
+
+export type PositionMethod = 'none' | 'rotary' | 'alibi';
+export type RotaryLayoutName = 'half' | 'interleaved';
+export type AlibiModeName = 'causal' | 'symmetric';
 
 export interface EncoderLayerOptions {
   config: EncoderLayerConfig;
@@ -49,12 +67,23 @@ export interface ForwardOptions {
    * src_key_padding_mask). Other values throw a RangeError naming the entry.
    */
   keyPaddingMask?: Uint8Array | readonly (boolean | number)[];
+  /**
+   * Row i is at position positionOffset + i for the rotary or ALiBi step (and, for a model, the
+   * sinusoidal table). Default 0. Layer: finite, |offset| <= 2^31 - 1; model: >= 0 and the last
+   * row at most 2^31 - 1.
+   */
+  positionOffset?: number;
+}
+
+export interface LayerForwardOptions extends ForwardOptions {
+  /** One position per row (finite, |p| <= 2^31 - 1), instead of positionOffset + row. */
+  positions?: ArrayLike<number>;
 }
 
 export interface EncoderLayer {
   readonly config: Readonly<Required<EncoderLayerConfig>>;
   /** x: L x dModel row-major. Returns a new Float32Array (L x dModel). */
-  forward(x: Float32Array, options?: ForwardOptions): Float32Array;
+  forward(x: Float32Array, options?: LayerForwardOptions): Float32Array;
   /** The attention probabilities [heads x L x L] of the last forward (a copy), or null before one. */
   attention(): Float32Array | null;
   /** True after dispose(). */
@@ -75,8 +104,26 @@ export interface ModelConfig {
   activation: 'relu' | 'gelu';
   layerNormEps: number;
   embeddingScale: number;
-  /** A posenc preset name, or 'none'. */
+  /** A posenc preset name, 'rotary', 'alibi' or 'none' (metadata positional_encoding). */
   positionalEncoding: string;
+  /** The layers' position step: 'rotary' or 'alibi' for those files, else 'none'. */
+  position: PositionMethod;
+  /** metadata rope_theta (default 10000). */
+  ropeTheta: number;
+  /** Rotated dims per head, resolved (partial_rotary_factor x head size); 0 unless rotary. */
+  rotaryDim: number;
+  /** metadata rotary_layout. */
+  rotaryLayout: RotaryLayoutName;
+  /** metadata alibi_mode. */
+  alibiMode: AlibiModeName;
+  /** metadata task (e.g. 'copy-back'), or null. */
+  task: string | null;
+  /** metadata symbols as a number, or null. */
+  symbols: number | null;
+  /** metadata copy_distance, or null. */
+  copyDistance: number | null;
+  /** metadata train_max_length (the longest sequence seen in training), or null. */
+  trainMaxLength: number | null;
 }
 
 export interface ModelForwardOptions extends ForwardOptions {

@@ -16,8 +16,52 @@ import {
 import { ownHandle } from './lifetime.js';
 
 const LAYER_OPTIONS = new Set(['config', 'weights']);
-const CONFIG_FIELDS = new Set(['dModel', 'heads', 'ffDim', 'normFirst', 'activation', 'layerNormEps']);
-const LAYER_FORWARD_OPTIONS = new Set(['causal', 'keyPaddingMask']);
+const CONFIG_FIELDS = new Set([
+  'dModel', 'heads', 'ffDim', 'normFirst', 'activation', 'layerNormEps',
+  'position', 'ropeTheta', 'rotaryDim', 'rotaryLayout', 'alibiMode',
+]);
+const LAYER_FORWARD_OPTIONS = new Set(['causal', 'keyPaddingMask', 'positionOffset', 'positions']);
+
+/** The position step's names, in the core's enum order (bind_nn.cpp). */
+export const POSITION_METHODS = Object.freeze(['none', 'rotary', 'alibi']);
+export const ROTARY_LAYOUTS = Object.freeze(['half', 'interleaved']);
+export const ALIBI_MODES = Object.freeze(['causal', 'symmetric']);
+/** The largest |position| a forward accepts (kMaxLayerPosition, 2^31 - 1). */
+export const MAX_LAYER_POSITION = 2147483647;
+
+const ROTARY_FIELDS = ['ropeTheta', 'rotaryDim', 'rotaryLayout'];
+const ALIBI_FIELDS = ['alibiMode'];
+
+/**
+ * The position step of a layer config: { position, ropeTheta, rotaryDim, rotaryLayout, alibiMode }.
+ * Rotary fields are refused unless position is 'rotary', alibiMode unless it is 'alibi'.
+ */
+function checkPosition(fn, config, headDim) {
+  const position = POSITION_METHODS[checkEnum(fn, 'config.position', config.position ?? 'none', POSITION_METHODS)];
+  for (const field of [...ROTARY_FIELDS, ...ALIBI_FIELDS]) {
+    const owner = ROTARY_FIELDS.includes(field) ? 'rotary' : 'alibi';
+    if (config[field] !== undefined && position !== owner) {
+      throw new TypeError(`posenc.${fn}: config.${field} applies to position '${owner}' only (position is '${position}')`);
+    }
+  }
+  const ropeTheta = checkNumber(fn, 'config.ropeTheta', config.ropeTheta ?? 10000, { above: 1, max: Number.MAX_VALUE });
+  const rotaryDim = checkNumber(fn, 'config.rotaryDim', config.rotaryDim ?? 0, { integer: true, min: 0, max: headDim });
+  if (rotaryDim % 2 !== 0) {
+    throw new RangeError(`posenc.${fn}: config.rotaryDim must be even (0 = the whole head of ${headDim}), got ${rotaryDim}`);
+  }
+  if (position === 'rotary' && rotaryDim === 0 && headDim % 2 !== 0) {
+    throw new RangeError(`posenc.${fn}: rotary needs an even head size (dModel / heads = ${headDim}) or an even config.rotaryDim`);
+  }
+  const rotaryLayout = ROTARY_LAYOUTS[checkEnum(fn, 'config.rotaryLayout', config.rotaryLayout ?? 'half', ROTARY_LAYOUTS)];
+  const alibiMode = ALIBI_MODES[checkEnum(fn, 'config.alibiMode', config.alibiMode ?? 'causal', ALIBI_MODES)];
+  return { position, ropeTheta, rotaryDim, rotaryLayout, alibiMode };
+}
+
+/** A finite position offset (>= `min`), 0 when absent. */
+export function positionOffset(fn, value, min = -MAX_LAYER_POSITION) {
+  if (value === undefined) return 0;
+  return checkNumber(fn, 'positionOffset', value, { min, max: MAX_LAYER_POSITION });
+}
 
 /** The RangeError of a failed layer or model call: `posenc.<fn>: <prefix><name>: <message>`. */
 export function layerError(fn, handle, prefix = '') {
@@ -36,6 +80,24 @@ export function maskBytes(fn, mask, length) {
     expected: 'an Array or typed array of 0/1 or booleans',
   });
   return checkFlags(fn, 'keyPaddingMask', mask, '1 = hide that key');
+}
+
+/** The explicit row positions of a layer forward as float64, or null (then positionOffset + row). */
+function rowPositions(fn, o, length) {
+  if (o.positions === undefined || o.positions === null) return null;
+  if (o.positionOffset !== undefined) {
+    throw new TypeError(`posenc.${fn}: give positions or positionOffset, not both`);
+  }
+  checkNumberList(fn, 'positions', o.positions, length);
+  const out = new Float64Array(length);
+  for (let i = 0; i < length; i++) {
+    const p = o.positions[i];
+    if (!Number.isFinite(p) || Math.abs(p) > MAX_LAYER_POSITION) {
+      throw new RangeError(`posenc.${fn}: positions[${i}] must be a finite number from -${MAX_LAYER_POSITION} to ${MAX_LAYER_POSITION}, got ${describe(p)}`);
+    }
+    out[i] = p;
+  }
+  return out;
 }
 
 /** A copy of `count` floats of attention probabilities at ptr, or null when there are none. */
@@ -70,7 +132,8 @@ export function attachLayerApi(api, ctx) {
     if (!Number.isFinite(eps) || eps < 0) {
       throw new RangeError(`posenc.${fn}: config.layerNormEps must be a finite number >= 0, got ${eps}`);
     }
-    return Object.freeze({ dModel, heads, ffDim, normFirst, activation, layerNormEps: eps });
+    const position = checkPosition(fn, config, dModel / heads);
+    return Object.freeze({ dModel, heads, ffDim, normFirst, activation, layerNormEps: eps, ...position });
   }
 
   // Like option names, tensor names are part of the API: unknown or missing ones are TypeErrors;
@@ -141,10 +204,14 @@ export function attachLayerApi(api, ctx) {
         }
         const causal = checkBoolean(f, 'causal', o.causal ?? undefined, false);
         const mask = maskBytes(f, o.keyPaddingMask, length);
-        return withBuffers(f, [x.length * 4, x.length * 4, mask ? length : null], (xp, op, mp) => {
+        const positions = rowPositions(f, o, length);
+        const offset = positionOffset(f, o.positionOffset);
+        const sizes = [x.length * 4, x.length * 4, mask ? length : null, positions ? length * 8 : null];
+        return withBuffers(f, sizes, (xp, op, mp, pp) => {
           Module.HEAPF32.set(x, xp >> 2);
           if (mask) Module.HEAPU8.set(mask, mp);
-          if (h.forward(xp, length, causal, mp, op) !== 0) throw layerError(f, h);
+          if (positions) Module.HEAPF64.set(positions, pp >> 3);
+          if (h.forward(xp, length, causal, mp, offset, pp, op) !== 0) throw layerError(f, h);
           return Module.HEAPF32.slice(op >> 2, (op >> 2) + x.length);
         });
       },

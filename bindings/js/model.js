@@ -3,10 +3,10 @@
 // the argument types and copies tokens in and logits out.
 
 import { checkBoolean, checkNumber, checkOptionsObject, checkTypedArray, describe, isDetachedBuffer, typeError } from './check.js';
-import { copyAttention, layerError, maskBytes } from './layer.js';
+import { copyAttention, layerError, maskBytes, positionOffset } from './layer.js';
 import { ownHandle } from './lifetime.js';
 
-const MODEL_FORWARD_OPTIONS = new Set(['causal', 'keyPaddingMask', 'positionalEncoding', 'pe']);
+const MODEL_FORWARD_OPTIONS = new Set(['causal', 'keyPaddingMask', 'positionalEncoding', 'pe', 'positionOffset']);
 
 const words = (s) => (s ? s.split(' ').filter(Boolean) : []);
 
@@ -43,6 +43,13 @@ export function attachModelApi(api, ctx) {
       dModel: info.dModel, heads: info.heads, ffDim: info.ffDim, normFirst: info.normFirst,
       activation: info.activation, layerNormEps: info.layerNormEps,
       embeddingScale: info.embeddingScale, positionalEncoding: info.positionalEncoding,
+      // The position step of every layer ('none' for the sinusoidal presets, added to the input).
+      position: info.position, ropeTheta: info.ropeTheta, rotaryDim: info.rotaryDim,
+      rotaryLayout: info.rotaryLayout, alibiMode: info.alibiMode,
+      // The length-extrapolation experiment's metadata (null when the file has none).
+      task: info.task || null, symbols: info.symbols === '' ? null : Number(info.symbols),
+      copyDistance: info.copyDistance < 0 ? null : info.copyDistance,
+      trainMaxLength: info.trainMaxLength < 0 ? null : info.trainMaxLength,
     });
 
     function checkTokens(f, tokens) {
@@ -78,11 +85,15 @@ export function attachModelApi(api, ctx) {
         }
         const usePe = checkBoolean(f, o.pe !== undefined ? 'pe' : 'positionalEncoding', o.positionalEncoding ?? o.pe ?? undefined, true);
         const mask = maskBytes(f, o.keyPaddingMask, length);
+        const offset = positionOffset(f, o.positionOffset, 0);
+        if (offset + length - 1 > 2147483647) {
+          throw new RangeError(`posenc.${f}: positionOffset + L - 1 must be at most 2147483647, got ${offset + length - 1}`);
+        }
         const n = length * config.numClasses;
         return withBuffers(f, [length * 4, n * 4, mask ? length : null], (tp, op, mp) => {
           Module.HEAP32.set(ids, tp >> 2);
           if (mask) Module.HEAPU8.set(mask, mp);
-          if (h.forward(tp, length, causal, mp, usePe, op) !== 0) throw layerError(f, h);
+          if (h.forward(tp, length, causal, mp, usePe, offset, op) !== 0) throw layerError(f, h);
           return Module.HEAPF32.slice(op >> 2, (op >> 2) + n);
         });
       },

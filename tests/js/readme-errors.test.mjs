@@ -89,6 +89,18 @@ function detached(array) {
   structuredClone(array.buffer, { transfer: [array.buffer] });
   return array;
 }
+/** A copy of safetensors `bytes` with the __metadata__ keys in `changes` set (strings). */
+function withMetadata(bytes, changes) {
+  const n = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  header.__metadata__ = { ...header.__metadata__, ...changes };
+  const text = new TextEncoder().encode(JSON.stringify(header));
+  const out = new Uint8Array(8 + text.length + bytes.length - 8 - n);
+  new DataView(out.buffer).setBigUint64(0, BigInt(text.length), true);
+  out.set(text, 8);
+  out.set(bytes.subarray(8 + n), 8 + text.length);
+  return out;
+}
 const shared = (n) => new Float32Array(new SharedArrayBuffer(4 * n));
 function omit(object, key) {
   const copy = { ...object };
@@ -147,6 +159,7 @@ async function runRow(pe, ref, row) {
     x: LAYER_INPUT.slice(),
     bytes: TAGGER_BYTES.slice(),
     detached,
+    withMetadata,
     shared,
     omit,
     noSimd,

@@ -1,6 +1,6 @@
 // Compiled with `tsc --noEmit --strict` against the built dist/index.d.ts: every declared
 // function and option is used as a user would, and misuse is rejected (@ts-expect-error).
-import { init, simdSupported, type Encoder, type Posenc, type PresetInfo } from 'posenc';
+import { init, simdSupported, type Encoder, type Posenc, type PresetInfo, type EncoderLayerWeightName } from 'posenc';
 import { init as initEncoding, type PosencEncoding } from 'posenc/encoding';
 
 async function main(): Promise<void> {
@@ -69,3 +69,28 @@ async function families() {
   void [q, cos, sin, w, a, slopes, bias, grid];
 }
 void families();
+
+// Positions inside the attention: a rotary or ALiBi layer, offsets, explicit positions, and the
+// metadata of a model file.
+async function positionsInAttention(weights: Record<EncoderLayerWeightName, Float32Array>, bytes: Uint8Array) {
+  const pe = await init();
+  const rotary = pe.encoderLayer({
+    config: { dModel: 8, heads: 2, ffDim: 16, position: 'rotary', ropeTheta: 500000, rotaryDim: 2, rotaryLayout: 'interleaved' },
+    weights,
+  });
+  const y: Float32Array = rotary.forward(new Float32Array(24), { causal: true, positionOffset: 100 });
+  rotary.forward(new Float32Array(24), { positions: [0, 5, 9] });
+  const method: 'none' | 'rotary' | 'alibi' = rotary.config.position;
+  const alibi = pe.encoderLayer({ config: { dModel: 8, heads: 2, ffDim: 16, position: 'alibi', alibiMode: 'symmetric' }, weights });
+  // @ts-expect-error: not a position method
+  pe.encoderLayer({ config: { dModel: 8, heads: 2, ffDim: 16, position: 'xpos' }, weights });
+  const model = pe.loadModel(bytes);
+  model.forward([1, 2, 3], { causal: true, positionOffset: 32 });
+  // @ts-expect-error: a model takes an offset, not explicit positions
+  model.forward([1, 2, 3], { positions: [0, 1, 2] });
+  const longest: number | null = model.config.trainMaxLength;
+  const symbols: number | null = model.config.symbols;
+  const theta: number = model.config.ropeTheta;
+  void [y, method, alibi, longest, symbols, theta];
+}
+void positionsInAttention;
