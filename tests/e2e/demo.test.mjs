@@ -13,6 +13,11 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
 const shots = join(root, 'tests', 'e2e', 'screenshots');
 const BUDGET_BYTES = 300 * 1024;
+// Section 7's five copy-back models (~123 KB gzipped each, F16 weights barely compress) are
+// fetched after the rest of the page is ready, not part of what the page needs to start: they are
+// measured against their own budget (tests/e2e/extrapolation.test.mjs prints them too).
+const EXTRAPOLATION_MODEL = /^(vaswani|rotary|rotary-partial|alibi|none)-[\w-]+\.safetensors$/;
+const EXTRAPOLATION_BUDGET_BYTES = 5 * 130 * 1024;
 
 let browser;
 let server;
@@ -103,13 +108,20 @@ describe('demo page', () => {
     };
     walk(site);
     let total = 0;
+    let models = 0;
     for (const f of files) {
       const gz = gzipSync(readFileSync(f), { level: 9 }).length;
+      if (EXTRAPOLATION_MODEL.test(f.split('/').pop())) {
+        models += gz;
+        console.log(`  ${relative(site, f).padEnd(44)} gzip ${(gz / 1024).toFixed(1).padStart(6)} KB (section 7, fetched later)`);
+        continue;
+      }
       total += gz;
       console.log(`  ${relative(site, f).padEnd(44)} ${(statSync(f).size / 1024).toFixed(1).padStart(7)} KB  gzip ${(gz / 1024).toFixed(1).padStart(6)} KB`);
     }
     console.log(`  total gzipped: ${(total / 1024).toFixed(1)} KB of ${BUDGET_BYTES / 1024} KB budget`);
     assert.ok(total < BUDGET_BYTES, `gzipped size ${total} B over budget ${BUDGET_BYTES} B`);
+    assert.ok(models < EXTRAPOLATION_BUDGET_BYTES, `section 7 models ${models} B over ${EXTRAPOLATION_BUDGET_BYTES} B`);
   });
 
   test('1 waves: opens on L = 100, D = 50, dims 0, 1, 6 with a legend; readout at position 5 is sin 5', async () => {

@@ -8,6 +8,7 @@ import { setupExample } from './sections/example.js';
 import { setupDistance } from './sections/distance.js';
 import { setupTransformer } from './sections/transformer.js';
 import { setupSpeed } from './sections/speed.js';
+import { setupExtrapolation } from './sections/extrapolation.js';
 
 async function main() {
   const pe = await init();
@@ -26,6 +27,8 @@ async function main() {
   document.getElementById('speed').dataset.ready = 'true';
   await setupTransformer(pe);
   document.getElementById('transformer').dataset.ready = 'true';
+  await setupExtrapolation(pe);
+  document.getElementById('extrapolation').dataset.ready = 'true';
   document.body.dataset.ready = 'true';
 }
 
