@@ -10,16 +10,12 @@
 // Reports the median ms per forward, GFLOP/s (matrix products only: 2 L d (3d) + 2 L d d +
 // 4 L d ff + 4 L L d), the ratio to onnxruntime-web and the max abs error vs PyTorch.
 //
-// Then the position-step cases (POSITION_CASES): tiny and long (d 128, 4 heads, ff 512, 2048
-// tokens) post-norm layers with no step, rotary (half, theta 10000) and ALiBi (symmetric), against
-// onnxruntime-web running the committed bench/onnx/<size>-<method>.onnx (export_onnx.py
-// --positional: the PyTorch reference of tests/fixtures/layer/positional_layer.py). The package's
-// JS API cannot configure a position step yet, so posenc runs there as the wasm SIMD program
-// build/wasm/bench/native/posenc_bench_layer.cjs (bench/native/bench_layer.cpp, the same core and
-// -O3 -msimd128; build it with `cmake --build build/wasm --target posenc_bench_layer`), which
-// times its own forward calls and writes its output; the error column is max |posenc - ORT|.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// Then the position-step cases (POSITION_CASES): tiny, small and long (d 128, 4 heads, ff 512,
+// 2048 tokens) post-norm layers with no step, rotary (half, theta 10000) and ALiBi (symmetric),
+// against onnxruntime-web running the committed bench/onnx/<size>-<method>.onnx (export_onnx.py
+// --positional: the PyTorch reference of tests/fixtures/layer/positional_layer.py). posenc runs
+// through its JS API (encoderLayer with config.position); the error column is max |posenc - ORT|.
+import { existsSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -32,6 +28,7 @@ const CASES = [
 ];
 const POSITION_CASES = [
   { size: 'tiny', d: 64, heads: 4, ff: 256, L: 32, runs: 400, label: 'tiny (d=64, 4 heads, ff=256, 32 tokens)' },
+  { size: 'small', d: 256, heads: 8, ff: 1024, L: 128, runs: 40, label: 'small (d=256, 8 heads, ff=1024, 128 tokens)' },
   { size: 'long', d: 128, heads: 4, ff: 512, L: 2048, runs: 7, label: 'long (d=128, 4 heads, ff=512, 2048 tokens)' },
 ];
 const METHODS = ['none', 'rotary', 'alibi'];
@@ -152,7 +149,7 @@ export async function benchLayer({ posenc, log = console.log, quick = false, pos
       rows.push(r);
     }
   }
-  if (positions) rows.push(...(await benchPositionSteps({ log, quick })));
+  if (positions) rows.push(...(await benchPositionSteps({ posenc, log, quick })));
   return rows;
 }
 
@@ -177,53 +174,43 @@ function positionFeeds(ort, c, method, x) {
   return feeds;
 }
 
-/** The position-step cases: posenc's wasm bench program against onnxruntime-web. */
-export async function benchPositionSteps({ log = console.log, quick = false } = {}) {
-  const program = join(ROOT, 'build/wasm/bench/native/posenc_bench_layer.cjs');
-  if (!existsSync(program)) {
-    log(`\nposition-step cases skipped: no ${program} (cmake --build build/wasm --target posenc_bench_layer)`);
-    return [];
-  }
+/** The position-step cases: posenc's JS API against onnxruntime-web. */
+export async function benchPositionSteps({ posenc, log = console.log, quick = false } = {}) {
   const ort = await import('onnxruntime-web');
   ort.env.wasm.numThreads = 1;
-  const dir = mkdtempSync(join(tmpdir(), 'posenc-bench-'));
   const rows = [];
-  try {
-    for (const c of POSITION_CASES) {
-      const x = lcgValues(1 * 100 + 99, c.L * c.d, 1); // layer_input(1, L, d), as bench_layer.cpp
-      const flops = 2 * c.L * c.d * 3 * c.d + 2 * c.L * c.d * c.d + 4 * c.L * c.d * c.ff + 4 * c.L * c.L * c.d;
-      const runs = quick ? Math.max(3, Math.floor(c.runs / 4)) : c.runs;
-      log(`\n${c.label}, position steps: ${(flops / 1e6).toFixed(1)} MFLOP per forward (err: max |posenc - ORT|)`);
-      log('step     implementation                          median ms   GFLOP/s   vs ORT   max|err|');
-      for (const method of METHODS) {
-        const session = await ort.InferenceSession.create(readFileSync(join(ROOT, 'bench/onnx', `${c.size}-${method}.onnx`)), {
-          executionProviders: ['wasm'],
-        });
-        const feeds = positionFeeds(ort, c, method, x);
-        const ortOut = (await session.run(feeds)).y.data;
-        const ortMs = await time(() => session.run(feeds), runs);
-        await session.release();
-        const outFile = join(dir, `${c.size}-${method}.f32`);
-        const text = execFileSync('node', ['--no-experimental-fetch', program, String(c.d), String(c.heads), String(c.ff),
-          String(c.L), method, String(runs), outFile], { encoding: 'utf8' });
-        const ms = Number(/([0-9.]+) ms/.exec(text.split('\n').find((line) => line.includes(' ms')))[1]);
-        const out = new Float32Array(readFileSync(outFile).buffer.slice(0));
-        const err = maxAbsDiff(out, ortOut);
-        for (const r of [
-          { impl: 'posenc (wasm SIMD, bench_layer.cjs)', ms, err },
-          { impl: 'onnxruntime-web 1.30 (wasm, 1 thread)', ms: ortMs, err },
-        ]) {
-          r.case = `${c.size}-${method}`;
-          r.gflops = flops / (r.ms * 1e6);
-          r.ratioToOrt = ortMs / r.ms;
-          log(`${method.padEnd(9)}${r.impl.padEnd(40)}${r.ms.toFixed(3).padStart(9)}${r.gflops.toFixed(2).padStart(10)}` +
-            `${(r.ratioToOrt.toFixed(2) + 'x').padStart(9)}   ${r.err.toExponential(2)}`);
-          rows.push(r);
-        }
+  for (const c of POSITION_CASES) {
+    const x = lcgValues(1 * 100 + 99, c.L * c.d, 1); // layer_input(1, L, d)
+    const flops = 2 * c.L * c.d * 3 * c.d + 2 * c.L * c.d * c.d + 4 * c.L * c.d * c.ff + 4 * c.L * c.L * c.d;
+    const runs = quick ? Math.max(3, Math.floor(c.runs / 4)) : c.runs;
+    log(`\n${c.label}, position steps: ${(flops / 1e6).toFixed(1)} MFLOP per forward (err: max |posenc - ORT|)`);
+    log('step     implementation                          median ms   GFLOP/s   vs ORT   max|err|');
+    for (const method of METHODS) {
+      const session = await ort.InferenceSession.create(readFileSync(join(ROOT, 'bench/onnx', `${c.size}-${method}.onnx`)), {
+        executionProviders: ['wasm'],
+      });
+      const feeds = positionFeeds(ort, c, method, x);
+      const ortOut = (await session.run(feeds)).y.data;
+      const ortMs = await time(() => session.run(feeds), runs);
+      await session.release();
+      const step = method === 'none' ? {} : method === 'rotary' ? { position: 'rotary', ropeTheta: 10000, rotaryLayout: 'half' } : { position: 'alibi', alibiMode: 'symmetric' };
+      const layer = posenc.encoderLayer({ config: { dModel: c.d, heads: c.heads, ffDim: c.ff, ...step }, weights: layerState(1, c.d, c.ff) });
+      const out = layer.forward(x);
+      const ms = await time(() => layer.forward(x), runs);
+      layer.dispose();
+      const err = maxAbsDiff(out, ortOut);
+      for (const r of [
+        { impl: 'posenc (wasm SIMD, JS API)', ms, err },
+        { impl: 'onnxruntime-web 1.30 (wasm, 1 thread)', ms: ortMs, err },
+      ]) {
+        r.case = `${c.size}-${method}`;
+        r.gflops = flops / (r.ms * 1e6);
+        r.ratioToOrt = ortMs / r.ms;
+        log(`${method.padEnd(9)}${r.impl.padEnd(40)}${r.ms.toFixed(3).padStart(9)}${r.gflops.toFixed(2).padStart(10)}` +
+          `${(r.ratioToOrt.toFixed(2) + 'x').padStart(9)}   ${r.err.toExponential(2)}`);
+        rows.push(r);
       }
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
   return rows;
 }
@@ -254,6 +241,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { api, from } = await loadPosenc();
   console.log(`posenc from ${from}; Node ${process.version}`);
   const quick = process.argv.includes('--quick');
-  if (process.argv.includes('--positions-only')) await benchPositionSteps({ quick });
+  if (process.argv.includes('--positions-only')) await benchPositionSteps({ posenc: api, quick });
   else await benchLayer({ posenc: api, quick });
 }

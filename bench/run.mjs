@@ -112,6 +112,25 @@ function layerTargets(rows) {
       ok: ours.err <= ort.err,
     });
   }
+  // The position steps through the JS API (benchPositionSteps): the error column there is
+  // max |posenc - ORT| (both float32 against the same PyTorch graph), bounded at 1e-4.
+  for (const [name, label, rule] of [
+    ['tiny-rotary', 'tiny layer with rotary', 'faster'],
+    ['small-rotary', 'small layer with rotary', 'no slower'],
+    ['long-rotary', 'long layer (d 128, L 2048) with rotary', 'no slower'],
+    ['long-alibi', 'long layer (d 128, L 2048) with ALiBi', 'no slower'],
+  ]) {
+    const ours = rows.find((r) => r.case === name && r.impl.startsWith('posenc'));
+    const ort = rows.find((r) => r.case === name && r.impl.startsWith('onnxruntime-web'));
+    if (!ours || !ort) continue;
+    const speedup = ort.ms / ours.ms;
+    targets.push({
+      target: `${label}: ${rule === 'faster' ? 'faster than' : 'at least as fast as'} onnxruntime-web (ORT ms / posenc ms)`,
+      value: speedup,
+      ok: rule === 'faster' ? speedup > 1 : speedup >= 1,
+    });
+    targets.push({ target: `${label}: max |posenc - ORT| <= 1e-4`, value: ours.err, ok: ours.err <= 1e-4 });
+  }
   return targets;
 }
 
