@@ -12,6 +12,7 @@ export type {
   Layout,
   OddDim,
   PosencEncoding,
+  PosencSinusoidal,
   PresetInfo,
   PresetName,
   RowOptions,

@@ -133,10 +133,10 @@ export interface Encoder {
 }
 
 /**
- * The encodings of a loaded instance: what `posenc/encoding`'s init() returns (and `posenc`'s, with
- * the transformer). Instances are independent (each has its own wasm memory).
+ * The paper's encodings of a loaded instance, in both entries. Instances are independent (each has
+ * its own wasm memory).
  */
-export interface PosencEncoding extends RotaryApi {
+export interface PosencSinusoidal {
   /** True when the wasm SIMD build runs, false for the baseline build. */
   readonly simd: boolean;
   /** The named presets and what each reproduces. */
@@ -162,8 +162,11 @@ export interface PosencEncoding extends RotaryApi {
   encoder(options: SpecOptions & { dim: number }): Encoder;
 }
 
-/** A loaded posenc instance: the encodings and the transformer layer and model. */
-export interface Posenc extends PosencEncoding, LayerApi {}
+/** What `posenc/encoding`'s init() returns: every family of encodings (the paper's, rotary, ALiBi, 2D). */
+export interface PosencEncoding extends PosencSinusoidal, RotaryApi {}
+
+/** What `posenc`'s init() returns: the paper's encodings and the transformer layer and model. */
+export interface Posenc extends PosencSinusoidal, LayerApi {}
 
 export interface InitOptions {
   /** true: require the SIMD build (throws where unsupported); false: force the baseline build. Default: detect. */

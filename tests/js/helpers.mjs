@@ -14,6 +14,13 @@ export async function loadPackage() {
   return import(pathToFileURL(entry).href);
 }
 
+/** posenc/encoding: every family of encodings (rotary, ALiBi and 2D live only there for now). */
+export async function loadEncodingPackage() {
+  const dir = process.env.POSENC_PACKAGE_DIR || join(root, 'dist');
+  const entry = process.env.POSENC_PACKAGE_DIR ? join(dir, 'dist', 'encoding-node.js') : join(dir, 'encoding-node.js');
+  return import(pathToFileURL(entry).href);
+}
+
 export function presetFixtures() {
   const dir = join(fixtureDir, 'presets');
   return readdirSync(dir)

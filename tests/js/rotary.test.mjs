@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fixtureDir, loadPackage } from './helpers.mjs';
+import { fixtureDir, loadEncodingPackage } from './helpers.mjs';
 
-const { init } = await loadPackage();
+const { init } = await loadEncodingPackage(); // the families are in posenc/encoding
 const load = (name) => JSON.parse(readFileSync(join(fixtureDir, name), 'utf8'));
 const HF = [
   'llama-2-7b', 'llama-3.1-8b', 'qwen2-7b', 'qwen2.5-7b-instruct-yarn', 'gpt-oss-20b-yarn',

@@ -2,6 +2,7 @@
 // function and option is used as a user would, and misuse is rejected (@ts-expect-error).
 import { init, simdSupported, type Encoder, type Posenc, type PresetInfo, type EncoderLayerWeightName } from 'posenc';
 import { init as initEncoding, type PosencEncoding } from 'posenc/encoding';
+import type { PosencSinusoidal } from 'posenc';
 
 async function main(): Promise<void> {
   const supported: boolean = simdSupported();
@@ -38,17 +39,20 @@ async function main(): Promise<void> {
   // posenc/encoding: the same encodings, no transformer.
   const only: PosencEncoding = await initEncoding({ simd: false });
   const row: Float32Array = only.encode(1, 8, { preset: 'whisper' });
-  const asEncodings: PosencEncoding = pe; // the main entry's instance has every encoding function
+  const asSinusoidal: PosencSinusoidal = pe; // both entries have the paper's encodings
+  const alsoSinusoidal: PosencSinusoidal = only;
+  // @ts-expect-error: the rotary, ALiBi and 2D families are in posenc/encoding only
+  pe.rotary({ headDim: 64 });
   // @ts-expect-error: posenc/encoding has no transformer
   only.loadModel(new Uint8Array(8));
-  void [table, same, joined, m, presets, disposed, row, asEncodings];
+  void [table, same, joined, m, presets, disposed, row, asSinusoidal, alsoSinusoidal];
 }
 
 void main();
 
-// The rotary, ALiBi and 2D families.
+// The rotary, ALiBi and 2D families (posenc/encoding).
 async function families() {
-  const pe = await init();
+  const pe = await initEncoding();
   const rot = pe.rotary({ headDim: 128, scaling: { type: 'yarn', factor: 4, originalMaxPositions: 4096 } });
   const fromConfig = pe.rotary({ config: { rope_theta: 500000, hidden_size: 4096, num_attention_heads: 32 }, layout: 'half' });
   const q: Float32Array = rot.apply(new Float32Array(2 * 4 * 128), { heads: 4, offset: 10 });
