@@ -8,11 +8,26 @@ import { setupExample } from './sections/example.js';
 import { setupDistance } from './sections/distance.js';
 import { setupTransformer } from './sections/transformer.js';
 import { setupSpeed } from './sections/speed.js';
+import { setupRotary, setupRopeScaling } from './sections/rotary.js';
+import { setupAlibi } from './sections/alibi.js';
+import { setupSincos2d } from './sections/sincos2d.js';
 
 async function main() {
   const pe = await init();
   document.getElementById('build-info').textContent = pe.simd ? 'wasm SIMD build' : 'wasm baseline build (no SIMD here)';
-  const sections = { waves: setupWaves, matrix: setupMatrix, example: setupExample, distance: setupDistance };
+  // Until posenc's own rotary / ALiBi / 2D API is merged, a plain-JS stand-in of the same API
+  // (dev-shim.js, deleted when the real one lands) lets sections 7 to 10 run.
+  if (typeof pe.rotary !== 'function') (await import('./dev-shim.js')).installDevShim(pe);
+  const sections = {
+    waves: setupWaves,
+    matrix: setupMatrix,
+    example: setupExample,
+    distance: setupDistance,
+    rotary: setupRotary,
+    'rope-scaling': setupRopeScaling,
+    alibi: setupAlibi,
+    sincos2d: setupSincos2d,
+  };
   for (const [id, setup] of Object.entries(sections)) {
     try {
       setup(pe);
