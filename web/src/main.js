@@ -17,7 +17,10 @@ async function main() {
   document.getElementById('build-info').textContent = pe.simd ? 'wasm SIMD build' : 'wasm baseline build (no SIMD here)';
   // Until posenc's own rotary / ALiBi / 2D API is merged, a plain-JS stand-in of the same API
   // (dev-shim.js, deleted when the real one lands) lets sections 7 to 10 run.
-  if (typeof pe.rotary !== 'function') (await import('./dev-shim.js')).installDevShim(pe);
+  if (typeof pe.rotary !== 'function') {
+    (await import('./dev-shim.js')).installDevShim(pe);
+    document.body.dataset.devShim = 'true';
+  }
   const sections = {
     waves: setupWaves,
     matrix: setupMatrix,

@@ -77,7 +77,8 @@ export function setupAlibi(pe) {
   function update() {
     for (const span of form.querySelectorAll('.val')) span.textContent = ` ${form[span.dataset.for].value}`;
     guarded(errorEl, () => {
-      const heads = intValue(form.heads, 8);
+      // heads is passed as typed (0 or -3 get the library's message), capped only to keep the maps few
+      const heads = Math.min(Math.round(Number(form.heads.value)), Number(form.heads.max));
       const L = intValue(form.length, 32);
       const mode = form.mode.value;
       const t0 = performance.now();
