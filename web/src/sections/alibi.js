@@ -81,6 +81,7 @@ export function setupAlibi(pe) {
       const heads = Math.min(Math.round(Number(form.heads.value)), Number(form.heads.max));
       const L = intValue(form.length, 32);
       const mode = form.mode.value;
+      document.getElementById('alibi-mask-key').hidden = mode !== 'causal';
       const t0 = performance.now();
       const slopes = pe.alibiSlopes(heads);
       const bias = pe.alibiBias(heads, L, L, { mode });

@@ -414,6 +414,8 @@ export function setupRopeScaling(pe) {
   });
 
   function update() {
+    readout.textContent = 'Point at the plot to read the wavelengths of a pair.';
+    delete readout.dataset.pair;
     guarded(errorEl, () => {
       let config;
       try {

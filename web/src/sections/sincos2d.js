@@ -102,6 +102,8 @@ export function setupSincos2d(pe) {
     channelForm.channel.max = String(dim - 1);
     patchForm.row.max = String(h - 1);
     patchForm.col.max = String(w - 1);
+    if (Number(patchForm.row.value) > h - 1) patchForm.row.value = String(h - 1);
+    if (Number(patchForm.col.value) > w - 1) patchForm.col.value = String(w - 1);
     drawGrid();
   }
 
@@ -151,8 +153,12 @@ export function setupSincos2d(pe) {
 
   function drawGrid() {
     const { h, w, dim } = state;
-    const count = Math.min(GRID_CHANNELS, dim);
-    const channels = [...new Set(Array.from({ length: count }, (_, k) => Math.round((k * dim) / count)))];
+    // three channels from each quarter of the channels (fast, medium, slow waves in both presets'
+    // blocks of sines and cosines); what each follows is read off its values below
+    const q = dim / 4;
+    const channels = [...new Set([0, 1, 2, 3].flatMap((b) => [0, q / 8, q / 4].map((o) => Math.floor(b * q + o))))]
+      .filter((c) => c < dim)
+      .slice(0, GRID_CHANNELS);
     const figs = channels.map((ch) => {
       const img = channelImage(ch);
       const canvas = el('canvas', { width: String(w), height: String(h), role: 'img', 'aria-label': `channel ${ch} over the ${h} x ${w} grid` });
