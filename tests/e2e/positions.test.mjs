@@ -4,7 +4,7 @@
 // and compared with the formula computed independently in this file. Screenshots go to
 // tests/e2e/screenshots/positions-*.png (gitignored) for review.
 import assert from 'node:assert/strict';
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -191,6 +191,8 @@ describe('demo page, sections 7-10 (issue 13)', () => {
     const summary = page.locator('#scaling-summary');
     const preset = page.locator('#scaling-controls [name=preset]');
     const scaling = async () => Number(await summary.getAttribute('data-attention-scaling'));
+    const textarea = page.locator('#scaling-config');
+    const error = page.locator('#scaling-error');
     // Llama-3.1-8B: llama3 scaling leaves the fast pairs, divides the slow ones by 8, attention scale 1
     assert.match(await preset.inputValue(), /^0$/);
     assert.equal(await summary.getAttribute('data-head-dim'), '128');
@@ -212,22 +214,29 @@ describe('demo page, sections 7-10 (issue 13)', () => {
     assert.ok((await canvasInk(page, '#scaling-chart canvas'))[0] > 0.01, 'scaling chart blank');
     await shoot(page, 'rope-scaling', 'rope-scaling-llama3');
 
-    // Qwen2.5 + YaRN factor 4: attention scaling 0.1 ln 4 + 1
-    await preset.selectOption({ label: 'Qwen2.5-7B-Instruct + YaRN (factor 4)' });
-    await page.waitForFunction(() => document.getElementById('scaling-summary').dataset.headDim === '128' && document.getElementById('scaling-summary').dataset.attentionScaling !== '1');
-    assert.ok(Math.abs((await scaling()) - (0.1 * Math.log(4) + 1)) < 1e-6, `yarn attentionScaling ${await scaling()}`);
-    await shoot(page, 'rope-scaling', 'rope-scaling-yarn');
-
-    // Phi-3 longrope: head_dim 3072 / 32 = 96, scaling sqrt(1 + ln(131072 / 4096) / ln 4096)
-    await preset.selectOption({ label: 'Phi-3-vision-128k-instruct (longrope)' });
-    await page.waitForFunction(() => document.getElementById('scaling-summary').dataset.headDim === '96');
-    const phi = Math.sqrt(1 + Math.log(32) / Math.log(4096));
-    assert.ok(Math.abs((await scaling()) - phi) < 1e-6, `longrope attentionScaling ${await scaling()} vs ${phi}`);
-    await shoot(page, 'rope-scaling', 'rope-scaling-longrope');
+    // every preset against its fixture (tests/fixtures/rotary, Hugging Face's float32 buffers):
+    // head and rotary dims, attention scaling, and every inverse frequency to 1e-6 relative
+    const options = await preset.locator('option').evaluateAll((os) => os.map((o) => o.textContent));
+    const fixtureOf = JSON.parse(await page.evaluate(() => document.getElementById('scaling-controls').dataset.fixtures));
+    assert.equal(options.length, fixtureOf.length);
+    for (const [index, label] of options.entries()) {
+      const fx = JSON.parse(readFileSync(join(root, 'tests/fixtures/rotary', `${fixtureOf[index]}.json`), 'utf8'));
+      await preset.selectOption({ index });
+      await page.waitForFunction((i) => document.getElementById('scaling-summary').dataset.preset === String(i), index);
+      assert.equal(await error.isVisible(), false, `${label}: ${await error.innerText()}`);
+      assert.equal(Number(await summary.getAttribute('data-head-dim')), fx.resolved.headDim, `${label}: headDim`);
+      assert.equal(Number(await summary.getAttribute('data-rotary-dim')), fx.resolved.rotaryDim, `${label}: rotaryDim`);
+      assert.ok(Math.abs((await scaling()) - fx.attentionScaling) < 1e-9, `${label}: attentionScaling ${await scaling()} vs ${fx.attentionScaling}`);
+      const expected = (fx.invFreq.short ?? fx.invFreq.default).values;
+      const got = JSON.parse(await summary.getAttribute('data-inverse-frequencies'));
+      assert.equal(got.length, expected.length, `${label}: number of pairs`);
+      const worst = Math.max(...got.map((w, i) => Math.abs(w - expected[i]) / expected[i]));
+      assert.ok(worst < 1e-6, `${label}: inverse frequencies off by ${worst} relative`);
+      console.log(`  ${label.padEnd(44)} attentionScaling ${(await scaling()).toFixed(6)}  inverse frequencies within ${worst.toExponential(1)} of the fixture`);
+      if (/YaRN \(factor 4\)|longrope/.test(label)) await shoot(page, 'rope-scaling', `rope-scaling-${/longrope/.test(label) ? 'longrope' : 'yarn'}`);
+    }
 
     // bad JSON: the parser's message; a bad config: the library's message; the page keeps going
-    const textarea = page.locator('#scaling-config');
-    const error = page.locator('#scaling-error');
     await textarea.fill('{ "rope_theta": 10000, "head_dim": ');
     await page.waitForFunction(() => !document.getElementById('scaling-error').hidden);
     assert.match(await error.innerText(), /not valid JSON/);
@@ -353,6 +362,29 @@ describe('demo page, sections 7-10 (issue 13)', () => {
     assert.equal(await page.locator('#sincos2d-error').isVisible(), false);
     assert.match(await summary.innerText(), /pe\.encode2d\(8, 24, 256, \{ preset: 'timm', clsToken: true \}\)/);
     await shoot(page, 'sincos2d', 'sincos2d-timm-8x24');
+
+    // against the fixtures (tests/fixtures/sincos2d: MAE's and timm's code in float64), 3 x 5 x 32
+    for (const preset of ['mae', 'timm']) {
+      const fx = JSON.parse(readFileSync(join(root, `tests/fixtures/sincos2d/${preset}.json`), 'utf8'));
+      const c = fx.cases.find((k) => (k.embedDim ?? k.dim) === 32 && k.height === 3 && k.width === 5 && !k.clsToken &&
+        (!k.options || (!k.options.reverseCoord && !k.options.interleaveSinCos && k.options.temperature === 10000)));
+      await page.locator('#sincos2d-controls [name=clsToken]').uncheck();
+      await page.locator('#sincos2d-controls [name=preset]').selectOption(preset);
+      await setInput(page, '#sincos2d-controls [name=dim]', 32);
+      await setInput(page, '#sincos2d-controls [name=height]', 3);
+      await setInput(page, '#sincos2d-controls [name=width]', 5);
+      let worst = 0;
+      for (const ch of [1, 9, 18, 27]) {
+        await setInput(page, '#sincos2d-channel-controls [name=channel]', ch);
+        for (const [y, x] of [[1, 3], [2, 4]]) {
+          const got = await readCell(page, '#sincos2d-heatmap', 'sincos2d-readout', y, x);
+          worst = Math.max(worst, Math.abs(got - c.expected[(y * 5 + x) * 32 + ch]));
+        }
+      }
+      console.log(`  encode2d ${preset} 3 x 5 x 32: 8 values within ${worst.toExponential(1)} of the fixture`);
+      assert.ok(worst < 1e-6, `${preset}: ${worst}`);
+    }
+    await page.locator('#sincos2d-controls [name=clsToken]').check();
 
     // dim not a multiple of 4: the library's message
     await setInput(page, '#sincos2d-controls [name=dim]', 250);

@@ -59,8 +59,9 @@ function scaleFrequencies(inv, dim, base, s, maxPos) {
     const betaFast = s.beta_fast ?? 32;
     const betaSlow = s.beta_slow ?? 1;
     const corr = (rot) => (dim * Math.log(old / (rot * 2 * Math.PI))) / (2 * Math.log(base));
-    const lo = Math.max(Math.floor(corr(betaFast)), 0);
-    let hi = Math.min(Math.ceil(corr(betaSlow)), dim - 1);
+    const truncate = s.truncate ?? true;
+    const lo = Math.max(truncate ? Math.floor(corr(betaFast)) : corr(betaFast), 0);
+    let hi = Math.min(truncate ? Math.ceil(corr(betaSlow)) : corr(betaSlow), dim - 1);
     if (lo === hi) hi += 0.001;
     const out = inv.map((w, i) => {
       const ramp = Math.min(Math.max((i - lo) / (hi - lo), 0), 1);
@@ -84,16 +85,19 @@ function scaleFrequencies(inv, dim, base, s, maxPos) {
 
 function fromConfig(config) {
   if (config === null || typeof config !== 'object' || Array.isArray(config)) throw fn('rotary', 'config must be an object', TypeError);
-  const headDim = config.head_dim ?? (config.hidden_size && config.num_attention_heads ? config.hidden_size / config.num_attention_heads : undefined);
+  const heads = config.num_attention_heads ?? config.n_head;
+  const hidden = config.hidden_size ?? config.n_embd;
+  const headDim = config.head_dim ?? (hidden && heads ? hidden / heads : undefined);
   if (headDim === undefined) throw fn('rotary', 'config has neither head_dim nor hidden_size and num_attention_heads');
-  const rotaryDim = Math.floor((headDim * (config.partial_rotary_factor ?? 1)) / 2) * 2;
+  const fraction = config.partial_rotary_factor ?? config.rotary_pct ?? 1;
+  const rotaryDim = config.rotary_dim ?? Math.floor((headDim * fraction) / 2) * 2;
   return {
     headDim,
-    base: config.rope_theta ?? 10000,
+    base: config.rope_theta ?? config.rotary_emb_base ?? 10000,
     rotaryDim,
-    layout: 'half',
+    layout: config.model_type === 'gptj' ? 'interleaved' : 'half',
     scaling: config.rope_scaling ?? undefined,
-    maxPos: config.max_position_embeddings,
+    maxPos: config.max_position_embeddings ?? config.n_positions,
     originalMax: config.original_max_position_embeddings,
   };
 }
@@ -113,7 +117,7 @@ function rotary(options = {}) {
   let attentionScaling = 1;
   if (o.scaling != null) {
     const s = { ...o.scaling };
-    if (o.originalMax && s.original_max_position_embeddings === undefined) s.original_max_position_embeddings = o.originalMax;
+    if (o.originalMax) s.original_max_position_embeddings = o.originalMax; // the top-level one wins (Phi-3)
     ({ inv, attentionScaling } = scaleFrequencies(inv, rotaryDim, base, s, o.maxPos));
   }
   const pair = layout === 'half' ? (i) => [i, i + half] : (i) => [2 * i, 2 * i + 1];
@@ -234,14 +238,13 @@ function encode2d(height, width, dim, options = {}) {
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const o = (cls + y * width + x) * dim;
-      // MAE: the first half from the x (column) coordinate, the second from y; this shim's 'timm' swaps them
-      const [first, second] = preset === 'mae' ? [x, y] : [y, x];
+      // MAE: [sin x | cos x | sin y | cos y] (x the column); timm: [sin y | sin x | cos y | cos x]
       for (let i = 0; i < q; i++) {
         const omega = 1 / Math.pow(base, i / q);
-        out[o + i] = Math.sin(first * omega);
-        out[o + q + i] = Math.cos(first * omega);
-        out[o + 2 * q + i] = Math.sin(second * omega);
-        out[o + 3 * q + i] = Math.cos(second * omega);
+        const blocks = preset === 'mae'
+          ? [Math.sin(x * omega), Math.cos(x * omega), Math.sin(y * omega), Math.cos(y * omega)]
+          : [Math.sin(y * omega), Math.sin(x * omega), Math.cos(y * omega), Math.cos(x * omega)];
+        for (let b = 0; b < 4; b++) out[o + b * q + i] = blocks[b];
       }
     }
   }

@@ -9,6 +9,15 @@ import { LineChart, palette } from '../lib/chart.js';
 import { Heatmap } from '../lib/heatmap.js';
 import { onThemeChange, themeColor } from '../lib/theme.js';
 import { guarded, intValue, perFrame } from '../lib/util.js';
+// section 8's presets: the config.json objects of tests/fixtures/rotary/ (Vite keeps only `config`)
+import { config as llama31 } from '../../../tests/fixtures/rotary/hf-llama-3.1-8b.json';
+import { config as qwen25Yarn } from '../../../tests/fixtures/rotary/hf-qwen2.5-7b-instruct-yarn.json';
+import { config as phi3 } from '../../../tests/fixtures/rotary/hf-phi-3-mini-128k-instruct.json';
+import { config as gptOss } from '../../../tests/fixtures/rotary/hf-gpt-oss-20b-yarn.json';
+import { config as vicuna16k } from '../../../tests/fixtures/rotary/hf-vicuna-7b-v1.5-16k-linear.json';
+import { config as llama2 } from '../../../tests/fixtures/rotary/hf-llama-2-7b.json';
+import { config as gptNeox } from '../../../tests/fixtures/rotary/hf-gpt-neox-20b.json';
+import { config as gptJ } from '../../../tests/fixtures/rotary/hf-gpt-j-6b.json';
 
 const TAU = 2 * Math.PI;
 
@@ -300,89 +309,20 @@ function label(ctx, text, x, y, cx, cy) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Section 8: scaling configs. The presets are the rope fields of real config.json files.
-
-const PRESETS = [
-  {
-    name: 'Llama-3.1-8B (llama3, factor 8)',
-    config: {
-      model_type: 'llama',
-      hidden_size: 4096,
-      num_attention_heads: 32,
-      head_dim: 128,
-      max_position_embeddings: 131072,
-      rope_theta: 500000.0,
-      rope_scaling: {
-        factor: 8.0,
-        low_freq_factor: 1.0,
-        high_freq_factor: 4.0,
-        original_max_position_embeddings: 8192,
-        rope_type: 'llama3',
-      },
-    },
-  },
-  {
-    // Qwen2.5's model card: add this rope_scaling to config.json for 128K tokens
-    name: 'Qwen2.5-7B-Instruct + YaRN (factor 4)',
-    config: {
-      model_type: 'qwen2',
-      hidden_size: 3584,
-      num_attention_heads: 28,
-      max_position_embeddings: 32768,
-      rope_theta: 1000000.0,
-      rope_scaling: { factor: 4.0, original_max_position_embeddings: 32768, type: 'yarn' },
-    },
-  },
-  {
-    // Phi-3-vision-128k-instruct's factors; its config.json names the type by its old name "su",
-    // which transformers reads as "longrope"
-    name: 'Phi-3-vision-128k-instruct (longrope)',
-    config: {
-      model_type: 'phi3',
-      hidden_size: 3072,
-      num_attention_heads: 32,
-      max_position_embeddings: 131072,
-      original_max_position_embeddings: 4096,
-      rope_theta: 10000.0,
-      rope_scaling: {
-        type: 'longrope',
-        long_factor: [
-          1.0299999713897705, 1.0499999523162842, 1.0499999523162842, 1.0799999237060547, 1.2299998998641968,
-          1.2299998998641968, 1.2999999523162842, 1.4499999284744263, 1.5999999046325684, 1.6499998569488525,
-          1.8999998569488525, 2.859999895095825, 3.68999981880188, 5.419999599456787, 5.489999771118164,
-          5.489999771118164, 9.09000015258789, 11.579999923706055, 15.65999984741211, 15.769999504089355,
-          15.789999961853027, 18.360000610351562, 21.989999771118164, 23.079999923706055, 30.009998321533203,
-          32.35000228881836, 32.590003967285156, 35.56000518798828, 39.95000457763672, 53.840003967285156,
-          56.20000457763672, 57.95000457763672, 59.29000473022461, 59.77000427246094, 59.920005798339844,
-          61.190006256103516, 61.96000671386719, 62.50000762939453, 63.3700065612793, 63.48000717163086,
-          63.48000717163086, 63.66000747680664, 63.850006103515625, 64.08000946044922, 64.760009765625,
-          64.80001068115234, 64.81001281738281, 64.81001281738281,
-        ],
-        short_factor: [
-          1.05, 1.05, 1.05, 1.1, 1.1, 1.1, 1.2500000000000002, 1.2500000000000002, 1.4000000000000004,
-          1.4500000000000004, 1.5500000000000005, 1.8500000000000008, 1.9000000000000008, 2.000000000000001,
-          2.000000000000001, 2.000000000000001, 2.000000000000001, 2.000000000000001, 2.000000000000001,
-          2.000000000000001, 2.000000000000001, 2.000000000000001, 2.000000000000001, 2.000000000000001,
-          2.000000000000001, 2.000000000000001, 2.000000000000001, 2.000000000000001, 2.000000000000001,
-          2.000000000000001, 2.000000000000001, 2.000000000000001, 2.1000000000000005, 2.1000000000000005, 2.2,
-          2.3499999999999996, 2.3499999999999996, 2.3499999999999996, 2.3499999999999996, 2.3999999999999995,
-          2.3999999999999995, 2.6499999999999986, 2.6999999999999984, 2.8999999999999977, 2.9499999999999975,
-          3.049999999999997, 3.049999999999997, 3.049999999999997,
-        ],
-      },
-    },
-  },
-  {
-    name: 'linear (position interpolation, factor 4)',
-    config: { head_dim: 128, rope_theta: 10000.0, max_position_embeddings: 16384, rope_scaling: { rope_type: 'linear', factor: 4.0 } },
-  },
-  {
-    name: 'Llama-2-7B (no scaling)',
-    config: { model_type: 'llama', hidden_size: 4096, num_attention_heads: 32, max_position_embeddings: 4096, rope_theta: 10000.0 },
-  },
+// Section 8: scaling configs. The presets are the config.json objects of tests/fixtures/rotary/
+// (Hub files or the models' documented values: see that folder's README for each one's source).
+export const SCALING_PRESETS = [
+  { name: 'Llama-3.1-8B (llama3, factor 8)', fixture: 'hf-llama-3.1-8b', config: llama31 },
+  { name: 'Qwen2.5-7B-Instruct + YaRN (factor 4)', fixture: 'hf-qwen2.5-7b-instruct-yarn', config: qwen25Yarn },
+  { name: 'Phi-3-mini-128k-instruct (longrope)', fixture: 'hf-phi-3-mini-128k-instruct', config: phi3 },
+  { name: 'gpt-oss-20b (YaRN, factor 32)', fixture: 'hf-gpt-oss-20b-yarn', config: gptOss },
+  { name: 'vicuna-7b-v1.5-16k (linear, factor 4)', fixture: 'hf-vicuna-7b-v1.5-16k-linear', config: vicuna16k },
+  { name: 'Llama-2-7B (no scaling)', fixture: 'hf-llama-2-7b', config: llama2 },
+  { name: 'GPT-NeoX-20B (rotary on 1/4 of each head)', fixture: 'hf-gpt-neox-20b', config: gptNeox },
+  { name: 'GPT-J-6B (interleaved, rotary_dim 64)', fixture: 'hf-gpt-j-6b', config: gptJ },
 ];
 
-/** JSON with two-space indents and arrays of numbers kept on one line (they wrap in the textarea). */
+/** JSON with two-space indents and each array of numbers on one line (the textarea scrolls sideways). */
 export function formatConfig(config) {
   return JSON.stringify(config, null, 2).replace(/\[\s*(-?[\d.eE+-]+(?:,\s*-?[\d.eE+-]+)*)\s*\]/g, (_, nums) => `[${nums.split(/,\s*/).join(', ')}]`);
 }
@@ -393,8 +333,9 @@ export function setupRopeScaling(pe) {
   const errorEl = document.getElementById('scaling-error');
   const summary = document.getElementById('scaling-summary');
   const readout = document.getElementById('scaling-readout');
+  form.dataset.fixtures = JSON.stringify(SCALING_PRESETS.map((p) => p.fixture));
   form.preset.replaceChildren(
-    ...PRESETS.map((p, i) => Object.assign(document.createElement('option'), { value: String(i), textContent: p.name })),
+    ...SCALING_PRESETS.map((p, i) => Object.assign(document.createElement('option'), { value: String(i), textContent: p.name })),
   );
   let state = null;
   const chart = new LineChart(document.getElementById('scaling-chart'), {
@@ -466,6 +407,7 @@ export function setupRopeScaling(pe) {
         summary.dataset.headDim = String(rot.headDim);
         summary.dataset.rotaryDim = String(rot.rotaryDim);
         summary.dataset.changed = String(changed);
+        summary.dataset.inverseFrequencies = JSON.stringify(Array.from(rot.inverseFrequencies));
         summary.textContent =
           `pe.rotary({ config }): headDim ${rot.headDim}, rotaryDim ${rot.rotaryDim}, layout ${rot.layout}; ` +
           `rot.attentionScaling = ${rot.attentionScaling.toPrecision(6)}. ${changed} of ${half} pairs have a new ` +
@@ -482,12 +424,16 @@ export function setupRopeScaling(pe) {
   }
 
   function loadPreset() {
-    textarea.value = formatConfig(PRESETS[Number(form.preset.value)].config);
+    textarea.value = formatConfig(SCALING_PRESETS[Number(form.preset.value)].config);
     update();
+    summary.dataset.preset = form.preset.value;
   }
 
   form.preset.addEventListener('change', loadPreset);
-  textarea.addEventListener('input', perFrame(update));
+  textarea.addEventListener('input', perFrame(() => {
+    summary.dataset.preset = 'edited';
+    update();
+  }));
   form.addEventListener('submit', (e) => e.preventDefault());
   loadPreset();
 }
