@@ -420,6 +420,8 @@ export function setupRopeScaling(pe) {
         plainRot?.dispose();
       }
     });
+    // a bad config leaves the last good plot on screen, faded, under the message
+    document.getElementById('scaling-chart').classList.toggle('stale', !errorEl.hidden);
     if (!errorEl.hidden) summary.textContent = '';
   }
 
