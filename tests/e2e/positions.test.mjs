@@ -121,6 +121,10 @@ describe('demo page, sections 7-10 (issue 13)', () => {
     const measured = Number(await readout.getAttribute('data-measured'));
     assert.ok(Math.abs(measured - angle) < 1e-5, `rot.apply turned the pair by ${measured}, p * w = ${angle}`);
     assert.match(await readout.innerText(), /pair 5 = dims \(5, 37\)/);
+    // rot.cosSin at p: cos(p w) and sin(p w) at both dims of the pair (float32)
+    assert.ok(Math.abs(Number(await readout.getAttribute('data-cos')) - Math.cos(37 * w)) < 3e-7);
+    assert.ok(Math.abs(Number(await readout.getAttribute('data-sin')) - Math.sin(37 * w)) < 3e-7);
+    assert.equal(await readout.getAttribute('data-cos-b'), await readout.getAttribute('data-cos'));
     assert.ok((await canvasInk(page, '#rotary-pair-canvas'))[0] > 0.01, 'pair canvas blank');
 
     // q.k over (m, n): a function of m - n (diagonals constant), read off the heatmap

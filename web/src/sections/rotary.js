@@ -160,6 +160,11 @@ export function setupRotary(pe) {
     }
     const w = r.inverseFrequencies[i];
     const angle = p * w;
+    // the same angle as the tables a model caches: rot.cosSin in Hugging Face's layout, where both
+    // dims of the pair hold cos(p w_i) (times attentionScaling)
+    const table = r.cosSin(1, { positions: [p] });
+    const cosP = table.cos[a];
+    const sinP = table.sin[a];
     const measured = mod(Math.atan2(xs[0] * ys[p] - ys[0] * xs[p], xs[0] * xs[p] + ys[0] * ys[p]), TAU);
     pairState = { xs, ys, p, a, b, angle };
     drawPair();
@@ -169,10 +174,14 @@ export function setupRotary(pe) {
     pairReadout.dataset.frequency = String(w);
     pairReadout.dataset.angle = String(mod(angle, TAU));
     pairReadout.dataset.measured = String(measured);
+    pairReadout.dataset.cos = String(cosP);
+    pairReadout.dataset.sin = String(sinP);
+    pairReadout.dataset.cosB = String(table.cos[b]);
     pairReadout.textContent =
       `pair ${i} = dims (${a}, ${b}): w${sub(i)} = ${w.toPrecision(7)} rad per position (wavelength ${(TAU / w).toPrecision(6)}). ` +
       `At p = ${p}: p · w${sub(i)} = ${angle.toFixed(4)} rad = ${(angle / TAU).toFixed(3)} turns → ${deg(mod(angle, TAU))}; ` +
-      `the pair rotated by rot.apply has turned ${deg(measured)}.`;
+      `the pair rotated by rot.apply has turned ${deg(measured)}; rot.cosSin gives cos ${cosP.toFixed(6)}, sin ${sinP.toFixed(6)} ` +
+      `at dims ${a} and ${b}.`;
   }
 
   function drawPair() {
