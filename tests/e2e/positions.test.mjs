@@ -303,6 +303,26 @@ describe('demo page, sections 7-10 (issue 13)', () => {
     await setInput(page, '#alibi-controls [name=length]', 64);
     await shoot(page, 'alibi', 'alibi-12-symmetric');
 
+    // smooth at 16 heads x 256 x 256: one alibiBias call and 16 maps per change
+    await setInput(page, '#alibi-controls [name=heads]', 16);
+    await setInput(page, '#alibi-controls [name=length]', 256);
+    const times = await page.evaluate(async () => {
+      const length = document.querySelector('#alibi-controls [name=length]');
+      const out = [];
+      for (let k = 0; k < 6; k++) {
+        const t0 = performance.now();
+        length.value = String(250 + k);
+        length.dispatchEvent(new Event('input', { bubbles: true }));
+        await new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)));
+        out.push(performance.now() - t0);
+      }
+      return out;
+    });
+    times.sort((a, b) => a - b);
+    const median = times[times.length >> 1];
+    console.log(`  ALiBi 16 heads x 256 x 256: update to screen median ${median.toFixed(1)} ms (${times.map((t) => t.toFixed(0)).join(', ')})`);
+    assert.ok(median < 250, `ALiBi update takes ${median} ms`);
+
     // bad input: the library's message
     await setInput(page, '#alibi-controls [name=heads]', 0);
     await page.waitForFunction(() => !document.getElementById('alibi-error').hidden);
