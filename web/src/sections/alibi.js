@@ -3,7 +3,7 @@
 // causal mask (-Infinity) gets its own colour, outside the colour scale.
 import { interpolateViridis } from 'd3-scale-chromatic';
 import { Heatmap } from '../lib/heatmap.js';
-import { themeColor } from '../lib/theme.js';
+import { onThemeChange, themeColor } from '../lib/theme.js';
 import { el, guarded, intValue, perFrame } from '../lib/util.js';
 
 const MAX_MAPS = 16;
@@ -13,27 +13,24 @@ class MaskedHeatmap extends Heatmap {
   setData(values, shape) {
     super.setData(values, shape);
     const { rows, cols } = shape;
-    let masked = false;
-    for (let i = 0; i < values.length && !masked; i++) masked = !Number.isFinite(values[i]);
-    if (!masked) return;
     const ctx = this.cells.getContext('2d');
-    const image = ctx.getImageData(0, 0, cols, rows);
-    const px = new Uint32Array(image.data.buffer);
-    const [r, g, b] = rgb(themeColor('--masked'));
-    const colour = (255 << 24) | (b << 16) | (g << 8) | r; // ABGR, little-endian
-    for (let i = 0, n = rows * cols; i < n; i++) if (!Number.isFinite(values[i])) px[i] = colour;
-    ctx.putImageData(image, 0, 0);
-    this.redraw();
+    ctx.fillStyle = themeColor('--masked');
+    let masked = false;
+    // one rectangle per run of masked cells in a row (the causal mask is one run per row)
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; ) {
+        if (Number.isFinite(values[r * cols + c])) {
+          c++;
+          continue;
+        }
+        const start = c;
+        while (c < cols && !Number.isFinite(values[r * cols + c])) c++;
+        ctx.fillRect(start, r, c - start, 1);
+        masked = true;
+      }
+    }
+    if (masked) this.redraw();
   }
-}
-
-/** [r, g, b] of a CSS colour. */
-function rgb(css) {
-  const probe = document.createElement('canvas').getContext('2d', { willReadFrequently: true });
-  probe.canvas.width = probe.canvas.height = 1;
-  probe.fillStyle = css;
-  probe.fillRect(0, 0, 1, 1);
-  return probe.getImageData(0, 0, 1, 1).data;
 }
 
 /** A slope as the paper writes it: 1/2^k when it is one, else 2^-x with its decimal value. */
@@ -113,6 +110,7 @@ export function setupAlibi(pe) {
   }
 
   const scheduled = perFrame(update);
+  onThemeChange(scheduled); // the mask colour is baked into the cells
   form.addEventListener('input', scheduled);
   form.addEventListener('submit', (e) => e.preventDefault());
   form.querySelector('button[data-heads]').addEventListener('click', (e) => {
