@@ -1,5 +1,7 @@
-// Argument checks shared by the encoding API (api.js) and the layer API (layer.js): every error
-// names the function, the argument and what is allowed.
+// Argument checks of every public function: each error names the function, the argument and
+// what is allowed (`posenc.<fn>: <name> must be <expected>, got <value>`). Only checks JavaScript
+// alone can make live here (types, detached buffers, the shape of option objects, numeric ranges
+// whose bounds the caller passes in); the limits themselves come from the core (core.js).
 
 const article = (name) => (/^[AEIOU]/.test(name) ? `an ${name}` : `a ${name}`);
 
@@ -22,6 +24,10 @@ export function typeError(fn, name, expected, value) {
   return new TypeError(`posenc.${fn}: ${name} must be ${expected}, got ${describe(value)}`);
 }
 
+export function rangeError(fn, name, expected, value) {
+  return new RangeError(`posenc.${fn}: ${name} must be ${expected}, got ${describe(value)}`);
+}
+
 /** Whether an ArrayBuffer (or SharedArrayBuffer) was detached (transferred). */
 export function isDetachedBuffer(buffer) {
   if (typeof buffer.detached === 'boolean') return buffer.detached;
@@ -37,6 +43,101 @@ export function isDetachedBuffer(buffer) {
 /** Whether a typed array's buffer was detached (then it reads as empty). */
 export function isDetached(view) {
   return isDetachedBuffer(view.buffer);
+}
+
+function detachedError(fn, name) {
+  return new TypeError(`posenc.${fn}: ${name} is backed by a detached ArrayBuffer`);
+}
+
+/**
+ * A number: a TypeError for non-numbers, a RangeError for non-finite values, non-integers (with
+ * `integer`) and values outside [min, max] or not above `above`.
+ */
+export function checkNumber(fn, name, value, { integer = false, min = -Infinity, max = Infinity, above } = {}) {
+  if (typeof value !== 'number') {
+    throw typeError(fn, name, integer ? 'an integer number' : 'a number', value);
+  }
+  if (
+    !Number.isFinite(value) ||
+    (integer && !Number.isInteger(value)) ||
+    (above !== undefined && !(value > above)) ||
+    value < min ||
+    value > max
+  ) {
+    const bounds =
+      above !== undefined
+        ? ` greater than ${above}`
+        : max === Infinity
+          ? min === -Infinity
+            ? ''
+            : ` at least ${min}`
+          : ` from ${min} to ${max}`;
+    throw rangeError(fn, name, `${integer ? 'an integer' : 'a finite number'}${bounds}`, value);
+  }
+  return value;
+}
+
+/** A boolean, or `fallback` when undefined. */
+export function checkBoolean(fn, name, value, fallback) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw typeError(fn, name, 'a boolean', value);
+  return value;
+}
+
+/** A typed array of class Type (expected: how messages name it) whose buffer is not detached. */
+export function checkTypedArray(fn, name, value, Type, expected) {
+  if (!(value instanceof Type)) throw typeError(fn, name, expected, value);
+  if (isDetached(value)) throw detachedError(fn, name);
+  return value;
+}
+
+export function checkFloat32Array(fn, name, value) {
+  return checkTypedArray(fn, name, value, Float32Array, 'a Float32Array');
+}
+
+/** One of the strings in `allowed`; returns its index. */
+export function checkEnum(fn, name, value, allowed) {
+  const expected = `one of '${allowed.join("', '")}'`;
+  if (typeof value !== 'string') throw typeError(fn, name, expected, value);
+  const index = allowed.indexOf(value);
+  if (index < 0) throw rangeError(fn, name, expected, value);
+  return index;
+}
+
+const isNumberList = (value) =>
+  Array.isArray(value) ||
+  (ArrayBuffer.isView(value) &&
+    !(value instanceof DataView) &&
+    !(value instanceof BigInt64Array) &&
+    !(value instanceof BigUint64Array));
+
+/**
+ * An Array or a non-BigInt typed array (not detached) of `length` entries (one per `per`):
+ * positions, padding masks. `expected` is how the TypeError names what is allowed.
+ */
+export function checkNumberList(fn, name, value, length, { per = 'row', expected = 'an Array or typed array of numbers' } = {}) {
+  if (!isNumberList(value)) throw typeError(fn, name, expected, value);
+  if (ArrayBuffer.isView(value) && isDetached(value)) throw detachedError(fn, name);
+  if (length !== undefined && value.length !== length) {
+    throw new RangeError(`posenc.${fn}: ${name} must have ${length} entries (one per ${per}), got ${value.length}`);
+  }
+  return value;
+}
+
+/**
+ * A 0/1 mask as bytes (1 = set): every entry 0, 1, false or true. `meaning` says what 1 means in
+ * the RangeError ('1 = padding').
+ */
+export function checkFlags(fn, name, list, meaning) {
+  const bytes = new Uint8Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const m = list[i];
+    if (m !== 0 && m !== 1 && m !== true && m !== false) {
+      throw rangeError(fn, `${name}[${i}]`, `0, 1, false or true (${meaning})`, m);
+    }
+    bytes[i] = m ? 1 : 0;
+  }
+  return bytes;
 }
 
 const EMPTY = Object.freeze({});

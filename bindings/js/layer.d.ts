@@ -1,4 +1,4 @@
-// Types of the transformer encoder layer and the model (bindings/js/layer.js); index.d.ts
+// Types of the transformer encoder layer and the model (bindings/js/layer.js, model.js); index.d.ts
 // re-exports them and adds encoderLayer / loadModel to the API interface.
 
 /** The twelve state_dict names of PyTorch's nn.TransformerEncoderLayer. */
@@ -57,6 +57,8 @@ export interface EncoderLayer {
   forward(x: Float32Array, options?: ForwardOptions): Float32Array;
   /** The attention probabilities [heads x L x L] of the last forward (a copy), or null before one. */
   attention(): Float32Array | null;
+  /** True after dispose(). */
+  readonly disposed: boolean;
   /** Frees the wasm memory; later calls throw. Calling it twice is harmless. */
   dispose(): void;
   [Symbol.dispose](): void;
@@ -97,6 +99,9 @@ export interface Model {
    * argument, of every layer [numLayers x heads x L x L]. null before any forward.
    */
   attention(layer?: number): Float32Array | null;
+  /** True after dispose(). */
+  readonly disposed: boolean;
+  /** Frees the wasm memory; later calls throw. Calling it twice is harmless. */
   dispose(): void;
   [Symbol.dispose](): void;
 }

