@@ -240,10 +240,11 @@ describe('demo page, sections 7-10 (issue 13)', () => {
       if (/YaRN \(factor 4\)|longrope/.test(label)) await shoot(page, 'rope-scaling', `rope-scaling-${/longrope/.test(label) ? 'longrope' : 'yarn'}`);
     }
 
-    // bad JSON: the parser's message; a bad config: the library's message; the page keeps going
+    // bad JSON and a bad config: the library's messages; the page keeps going
     await textarea.fill('{ "rope_theta": 10000, "head_dim": ');
     await page.waitForFunction(() => !document.getElementById('scaling-error').hidden);
-    assert.match(await error.innerText(), /not valid JSON/);
+    assert.match(await error.innerText(), /posenc\.rotary/);
+    console.log(`  bad JSON: "${await error.innerText()}"`);
     await textarea.fill('{ "rope_theta": 10000, "head_dim": 64, "rope_scaling": { "rope_type": "bogus", "factor": 2 } }');
     await page.waitForFunction(() => /posenc\.rotary/.test(document.getElementById('scaling-error').textContent));
     console.log(`  bad rope_type: "${await error.innerText()}"`);

@@ -84,6 +84,13 @@ function scaleFrequencies(inv, dim, base, s, maxPos) {
 }
 
 function fromConfig(config) {
+  if (typeof config === 'string') {
+    try {
+      config = JSON.parse(config);
+    } catch (err) {
+      throw fn('rotary', `config is not valid JSON (${err.message})`, TypeError);
+    }
+  }
   if (config === null || typeof config !== 'object' || Array.isArray(config)) throw fn('rotary', 'config must be an object', TypeError);
   const heads = config.num_attention_heads ?? config.n_head;
   const hidden = config.hidden_size ?? config.n_embd;

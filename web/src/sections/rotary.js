@@ -331,6 +331,17 @@ export const SCALING_PRESETS = [
   { name: 'GPT-J-6B (interleaved, rotary_dim 64)', fixture: 'hf-gpt-j-6b', config: gptJ },
 ];
 
+/** The config without its context extension: no rope_scaling (transformers 5's rope_parameters keep their rope_theta). */
+function withoutScaling(config) {
+  const out = { ...config };
+  delete out.rope_scaling;
+  const params = config.rope_parameters;
+  if (params && typeof params === 'object' && !Array.isArray(params)) {
+    out.rope_parameters = { rope_type: 'default', ...(params.rope_theta !== undefined && { rope_theta: params.rope_theta }) };
+  }
+  return out;
+}
+
 /** JSON with two-space indents and each array of numbers on one line (the textarea scrolls sideways). */
 export function formatConfig(config) {
   return JSON.stringify(config, null, 2).replace(/\[\s*(-?[\d.eE+-]+(?:,\s*-?[\d.eE+-]+)*)\s*\]/g, (_, nums) => `[${nums.split(/,\s*/).join(', ')}]`);
@@ -367,19 +378,13 @@ export function setupRopeScaling(pe) {
     readout.textContent = 'Point at the plot to read the wavelengths of a pair.';
     delete readout.dataset.pair;
     guarded(errorEl, () => {
-      let config;
-      try {
-        config = JSON.parse(textarea.value);
-      } catch (err) {
-        throw new SyntaxError(`config.json is not valid JSON: ${err.message}`);
-      }
-      // the library reads the config; the page only drops rope_scaling for the unscaled curve
-      const rot = pe.rotary({ config });
+      // the library reads the text (and names what is wrong with it); the page parses it again
+      // only to drop the scaling for the unscaled curve
+      const rot = pe.rotary({ config: textarea.value });
       let plainRot;
       try {
-        const unscaled = { ...config };
-        delete unscaled.rope_scaling;
-        plainRot = pe.rotary({ config: unscaled });
+        const config = JSON.parse(textarea.value);
+        plainRot = pe.rotary({ config: withoutScaling(config) });
         const half = rot.inverseFrequencies.length;
         const x = Float64Array.from({ length: half }, (_, i) => i);
         const scaled = Float64Array.from(rot.inverseFrequencies, (w) => TAU / w);
@@ -392,7 +397,7 @@ export function setupRopeScaling(pe) {
         ];
         const data = [x, plain, scaled];
         // the context lengths the config names, as flat lines to compare wavelengths with
-        const original = config.rope_scaling?.original_max_position_embeddings ?? config.original_max_position_embeddings;
+        const original = config.original_max_position_embeddings ?? (config.rope_scaling ?? config.rope_parameters)?.original_max_position_embeddings;
         for (const [name, v, color] of [
           ['original context', original, palette[3]],
           ['max_position_embeddings', config.max_position_embeddings, palette[4]],
