@@ -248,6 +248,9 @@ describe('demo page, sections 7-10 (issue 13)', () => {
     await textarea.fill('{ "rope_theta": 10000, "head_dim": 64, "rope_scaling": { "rope_type": "bogus", "factor": 2 } }');
     await page.waitForFunction(() => /posenc\.rotary/.test(document.getElementById('scaling-error').textContent));
     console.log(`  bad rope_type: "${await error.innerText()}"`);
+    await textarea.evaluate((el) => {
+      el.scrollLeft = 0;
+    });
     await shoot(page, 'rope-scaling', 'rope-scaling-error');
     await textarea.fill('{ "rope_theta": 10000, "head_dim": 64 }');
     await page.waitForFunction(() => document.getElementById('scaling-error').hidden);
