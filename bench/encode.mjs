@@ -242,12 +242,14 @@ export async function benchSmallCalls({ pe, dim = 512, calls = 20000, log = () =
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     return seed % 2 ** 24;
   });
+  // [label, call, target in us per call (0: for information)]. The targets leave room for the one
+  // embind call each of these makes (about 0.2 us with DYNAMIC_EXECUTION=0, README "Binding design").
   const cases = [
-    ['pe.encode(1, dim, { offset, out })', (k) => pe.encode(1, dim, { offset: streams[k & 3] + (k >> 2), out }), true],
-    ['enc.encode(1, { offset, out })', (k) => enc.encode(1, { offset: streams[k & 3] + (k >> 2), out }), true],
-    ['enc.addTo(row, { offset })', (k) => enc.addTo(row, { offset: streams[k & 3] + (k >> 2) }), true],
-    ['enc.encode(1, { offset: random, out })', (k) => enc.encode(1, { offset: random[k & 4095], out }), false],
-    ['enc.encode(1, { positions: [random], out })', (k) => enc.encode(1, { positions: [random[k & 4095]], out }), false],
+    ['pe.encode(1, dim, { offset, out })', (k) => pe.encode(1, dim, { offset: streams[k & 3] + (k >> 2), out }), 1.2],
+    ['enc.encode(1, { offset, out })', (k) => enc.encode(1, { offset: streams[k & 3] + (k >> 2), out }), 1.2],
+    ['enc.addTo(row, { offset })', (k) => enc.addTo(row, { offset: streams[k & 3] + (k >> 2) }), 1.3],
+    ['enc.encode(1, { offset: random, out })', (k) => enc.encode(1, { offset: random[k & 4095], out }), 0],
+    ['enc.encode(1, { positions: [random], out })', (k) => enc.encode(1, { positions: [random[k & 4095]], out }), 0],
   ];
   try {
     for (const [label, call, target] of cases) {
@@ -265,7 +267,8 @@ export async function benchSmallCalls({ pe, dim = 512, calls = 20000, log = () =
   return results;
 }
 
-/** The targets of issue 4, checked against the rows of one run. */
+/** The encoding targets (ratios to the limits and to plain JS, precision, small calls), checked
+ * against the rows of one run. */
 export function checkTargets(rows, small) {
   const checks = [];
   const byShape = new Map();
@@ -295,7 +298,7 @@ export function checkTargets(rows, small) {
     }
   }
   for (const s of (small || []).filter((x) => x.target)) {
-    checks.push({ target: `small call ${s.method}: < 2 us`, value: s.usPerCall, ok: s.usPerCall < 2 });
+    checks.push({ target: `small call ${s.method}: <= ${s.target} us`, value: s.usPerCall, ok: s.usPerCall <= s.target });
   }
   return checks;
 }

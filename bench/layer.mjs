@@ -138,8 +138,8 @@ export async function benchLayer({ posenc, log = console.log } = {}) {
   return rows;
 }
 
-// The posenc API: the package build when it has the layer API, else this repository's own
-// wasm build (build/t-wasm) with bindings/js/layer.js attached.
+// The posenc API: the package build (dist/), else this repository's own wasm build (build/t-wasm
+// or build/wasm) with bindings/js/layer.js attached.
 async function loadPosenc() {
   const dist = join(ROOT, 'dist/node.js');
   if (existsSync(dist)) {
@@ -152,9 +152,9 @@ async function loadPosenc() {
     if (!existsSync(glue)) continue;
     const factory = (await import(pathToFileURL(glue).href)).default;
     const Module = await factory({ wasmBinary: readFileSync(join(ROOT, dir, 'posenc_simd.wasm')) });
+    const { createApi } = await import(pathToFileURL(join(ROOT, 'bindings/js/api.js')).href);
     const { attachLayerApi } = await import(pathToFileURL(join(ROOT, 'bindings/js/layer.js')).href);
-    const api = {};
-    attachLayerApi(api, Module);
+    const api = createApi(Module, { simd: true, families: [attachLayerApi] });
     return { api, from: `${dir}/posenc_simd.mjs` };
   }
   throw new Error('no posenc build with the layer API: run `npm run build` or build build/t-wasm');

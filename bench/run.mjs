@@ -1,4 +1,4 @@
-// `npm run bench`: every benchmark, side by side in one process, with the issue's targets.
+// `npm run bench`: every benchmark, side by side in one process, with the targets each row is held to.
 //   node bench/run.mjs [--quick] [--json FILE] [--only encode|small|layer|rotary] [--no-peers]
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -88,7 +88,7 @@ function torchPeer() {
   }
 }
 
-/** Issue 5's targets from benchLayer's rows: the tiny layer faster than onnxruntime-web, the
+/** The layer targets from benchLayer's rows: the tiny layer faster than onnxruntime-web, the
  * small one no slower, and both within 4e-6 of PyTorch and never worse than onnxruntime-web. */
 function layerTargets(rows) {
   const targets = [];

@@ -130,8 +130,11 @@ export interface Encoder {
   [Symbol.dispose](): void;
 }
 
-/** A loaded posenc instance. Instances are independent (each has its own wasm memory). */
-export interface Posenc extends LayerApi {
+/**
+ * The encodings of a loaded instance: what `posenc/encoding`'s init() returns (and `posenc`'s, with
+ * the transformer). Instances are independent (each has its own wasm memory).
+ */
+export interface PosencEncoding {
   /** True when the wasm SIMD build runs, false for the baseline build. */
   readonly simd: boolean;
   /** The named presets and what each reproduces. */
@@ -156,6 +159,9 @@ export interface Posenc extends LayerApi {
   /** A reusable encoder; see Encoder. */
   encoder(options: SpecOptions & { dim: number }): Encoder;
 }
+
+/** A loaded posenc instance: the encodings and the transformer layer and model. */
+export interface Posenc extends PosencEncoding, LayerApi {}
 
 export interface InitOptions {
   /** true: require the SIMD build (throws where unsupported); false: force the baseline build. Default: detect. */

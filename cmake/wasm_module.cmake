@@ -1,15 +1,20 @@
 # The wasm modules of the npm package: one per core build (SIMD and baseline), each an ES module
 # glue file plus its .wasm, written to dist/ by `npm run build` (scripts/build.mjs). The bindings
-# are plain C exports (bindings/exports*.cpp), wrapped in JavaScript by bindings/js/handles.js.
+# are embind (bindings/bind_*.cpp: the classes SinusoidalEncoder, TransformerEncoderLayer, Model,
+# the limits, enums and value objects the JS layer reads in bindings/js/core.js); malloc and free
+# are the only plain exports. -sDYNAMIC_EXECUTION=0 keeps embind from building its invokers with
+# `new Function`, so a strict Content-Security-Policy (script-src 'self' 'wasm-unsafe-eval')
+# works; it makes an embind call cost about 0.2 us more (README.md, "Binding design").
 #
-# Size (issue 5: what an app loads stays under 60 KB gzipped; tests/js/size.test.mjs measures it):
+# Size (what an app loads stays under 90 KB gzipped; tests/js/size.test.mjs measures it):
 # emmalloc instead of dlmalloc (3 KB less gzipped; measured no slower: the API allocates at most a
 # few blocks per call), no exception or RTTI support linked in (the core neither throws nor uses
-# typeid), and link-time optimization over the core, the bindings and Emscripten's LTO system
-# libraries (1.5 KB less gzipped, measured as fast or slightly faster). The link keeps the Release
-# -O3: -Os or -Oz at link time made the encoder layer about 6% slower, and -Oz also links libc's
-# smaller log and byte-loop memcpy. CMakeLists.txt compiles the code that does not run per element
-# with -Oz (kept through LTO as the functions' size attributes).
+# typeid; embind then identifies types by address, EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0), and
+# link-time optimization over the core, the bindings and Emscripten's LTO system libraries (1.5 KB
+# less gzipped, measured as fast or slightly faster). The link keeps the Release -O3: -Os or -Oz at
+# link time made the encoder layer about 6% slower, and -Oz also links libc's smaller log and
+# byte-loop memcpy. CMakeLists.txt compiles the code that does not run per element with -Oz (kept
+# through LTO as the functions' size attributes).
 set(POSENC_WASM_LINK_OPTIONS
   -sMODULARIZE=1
   -sEXPORT_ES6=1
@@ -19,6 +24,7 @@ set(POSENC_WASM_LINK_OPTIONS
   -sMALLOC=emmalloc
   -sFILESYSTEM=0
   -sDYNAMIC_EXECUTION=0
+  -lembind
   -sINCOMING_MODULE_JS_API=wasmBinary,locateFile,instantiateWasm
   -sEXPORTED_FUNCTIONS=_malloc,_free
   -sEXPORTED_RUNTIME_METHODS=[]
@@ -28,14 +34,26 @@ set(POSENC_WASM_LINK_OPTIONS
   --no-entry
 )
 
+# name: the target (and .mjs/.wasm name); core: the core library; the rest: the binding sources.
 function(posenc_add_wasm_module name core)
-  add_executable(${name} bindings/exports.cpp bindings/exports_layer.cpp bindings/exports_presets.cpp)
+  add_executable(${name} ${ARGN})
   target_link_libraries(${name} PRIVATE ${core})
+  # Without RTTI embind identifies types by address and cannot name an unbound one in its errors.
+  target_compile_definitions(${name} PRIVATE EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0)
   target_compile_options(${name} PRIVATE ${POSENC_WARNINGS} -fno-exceptions -fno-rtti -flto)
   target_link_options(${name} PRIVATE ${POSENC_WASM_LINK_OPTIONS} -sEXPORT_NAME=${name})
   set_target_properties(${name} PROPERTIES SUFFIX ".mjs")
 endfunction()
 
-posenc_add_wasm_module(posenc_simd posenc)
-posenc_add_wasm_module(posenc_baseline_module posenc_baseline)
+# The package's main entry (`posenc`): every binding.
+set(POSENC_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp bindings/bind_nn.cpp)
+posenc_add_wasm_module(posenc_simd posenc ${POSENC_BINDINGS})
+posenc_add_wasm_module(posenc_baseline_module posenc_baseline ${POSENC_BINDINGS})
 set_target_properties(posenc_baseline_module PROPERTIES OUTPUT_NAME posenc_baseline)
+
+# `posenc/encoding`: the encodings without the transformer. Linked without bind_nn.cpp, the core's
+# layer, model and safetensors reader drop out of the .wasm (README.md, "Bundlers").
+set(POSENC_ENCODING_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp)
+posenc_add_wasm_module(posenc_encoding_simd posenc ${POSENC_ENCODING_BINDINGS})
+posenc_add_wasm_module(posenc_encoding_baseline_module posenc_baseline ${POSENC_ENCODING_BINDINGS})
+set_target_properties(posenc_encoding_baseline_module PROPERTIES OUTPUT_NAME posenc_encoding_baseline)

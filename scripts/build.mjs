@@ -20,7 +20,10 @@ const env = { ...process.env, NODE_PATH: process.env.NODE_PATH || '/usr/share/no
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, env, stdio: 'inherit' });
 
 run('emcmake', ['cmake', '-S', '.', '-B', build, '-G', 'Ninja', '-DCMAKE_BUILD_TYPE=Release', '-DPOSENC_BUILD_TESTS=OFF']);
-run('cmake', ['--build', build, '--target', 'posenc_simd', 'posenc_baseline_module']);
+// The main entry's modules (every binding) and posenc/encoding's (no transformer).
+const modules = ['posenc_simd', 'posenc_baseline', 'posenc_encoding_simd', 'posenc_encoding_baseline'];
+const targets = ['posenc_simd', 'posenc_baseline_module', 'posenc_encoding_simd', 'posenc_encoding_baseline_module'];
+run('cmake', ['--build', build, '--target', ...targets]);
 
 /** Writes the minified `source` file as dist/name plus dist/name.map (sources relative to dist/). */
 async function writeMinified(source, name) {
@@ -42,12 +45,14 @@ async function writeMinified(source, name) {
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
-for (const name of ['posenc_simd.wasm', 'posenc_baseline.wasm']) copyFileSync(join(build, name), join(dist, name));
-for (const name of ['posenc_simd.mjs', 'posenc_baseline.mjs']) await writeMinified(join(build, name), name);
+for (const name of modules) {
+  copyFileSync(join(build, `${name}.wasm`), join(dist, `${name}.wasm`));
+  await writeMinified(join(build, `${name}.mjs`), `${name}.mjs`);
+}
 const jsDir = join(root, 'bindings', 'js');
 for (const name of readdirSync(jsDir)) {
   if (name.endsWith('.d.ts')) copyFileSync(join(jsDir, name), join(dist, name));
   else if (name.endsWith('.js')) await writeMinified(join(jsDir, name), name);
 }
-copyFileSync(join(root, 'bindings', 'index.d.ts'), join(dist, 'index.d.ts'));
+for (const name of ['index.d.ts', 'encoding.d.ts']) copyFileSync(join(root, 'bindings', name), join(dist, name));
 console.log(`posenc: dist/ written (${readdirSync(dist).join(', ')})`);

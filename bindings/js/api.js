@@ -3,7 +3,8 @@
 // the core through the scratch region (transfer.js, memory.js) -> JS-owned results. Nothing
 // returned to the caller is a view of wasm memory.
 //
-// Each family of functions attaches itself to the api object from the same context:
+// Each family of functions attaches itself to the api object from the same context (the entries,
+// node.js / browser.js and encoding-node.js / encoding-browser.js, say which families):
 //   ctx = { Module, core, scratch, copyOut, withBuffers }
 // Module: the instantiated Emscripten module (_malloc, _free, HEAP views); core: what the core
 // hands over (core.js: limits, enum names, presets, layer tensors, newEncoder/newLayer/newModel);
@@ -12,23 +13,34 @@
 
 import { typeError } from './check.js';
 import { readCore } from './core.js';
-import { attachEncoderApi } from './encoder.js';
-import { attachLayerApi } from './layer.js';
 import { createScratch } from './memory.js';
-import { attachModelApi } from './model.js';
 
 /** The shared context every family of functions receives. */
 export function createContext(Module) {
   return { Module, core: readCore(Module), ...createScratch(Module) };
 }
 
-export function createApi(Module, { simd }) {
+/**
+ * The API of one instantiated module: { simd, _module } and what each family in `families`
+ * attaches, e.g. [attachEncoderApi, attachLayerApi, attachModelApi] (the entry decides which, so
+ * an entry without the transformer loads none of its JavaScript).
+ */
+export function createApi(Module, { simd, families }) {
   const ctx = createContext(Module);
   const api = { simd, _module: Module };
-  attachEncoderApi(api, ctx); // presets, encode, addTo, concat, shift, encoder
-  attachLayerApi(api, ctx); // encoderLayer
-  attachModelApi(api, ctx); // loadModel
+  for (const attach of families) attach(api, ctx);
   return api;
+}
+
+/**
+ * The init() of an entry: load(simd) instantiates the chosen Emscripten module (the entry holds
+ * the literal file names bundlers look for); families as for createApi.
+ */
+export function createInit(load, families) {
+  return async function init(options) {
+    const simd = chooseBuild(options);
+    return createApi(await load(simd), { simd, families });
+  };
 }
 
 // The wasm SIMD probe (the same module wasm-feature-detect validates: i32.const 0; i8x16.splat;

@@ -1,180 +1,97 @@
-// What the core hands the JavaScript layer: its limits, the enum names, the preset table, the
-// layer's tensors, and handles over its encoder, layer and model. Every fallible handle call
-// returns a code (0 = ok); after a nonzero one, handle.error() is { argument, message }.
-// Nothing here checks arguments; the modules that use it do.
+// What the core hands the JavaScript layer, read once per instance from its embind registrations
+// (bindings/bind_*.cpp): the limits (constant), the enum names in the core's order (enum_), the
+// preset table and the layer's tensors (value_object), and the classes SinusoidalEncoder,
+// TransformerEncoderLayer and Model. Nothing here checks arguments; the modules that use it do.
+//
+// Error convention of every bound call that can fail: it returns 0 or a nonzero code, and the
+// object's error() is then { argument, message } (argument may be ''). Embind objects must be
+// delete()d: lifetime.js and the encoder cache do that.
 
-const decoder = new TextDecoder();
-
-/** The NUL-terminated UTF-8 string at ptr in wasm memory ('' for a null pointer). */
-function readString(Module, ptr) {
-  if (!ptr) return '';
-  const heap = Module.HEAPU8;
-  let end = ptr;
-  while (heap[end] !== 0) end++;
-  return decoder.decode(heap.subarray(ptr, end));
-}
-
-// Calls fill(ptr) with room for count doubles in wasm memory and returns them.
-function readNumbers(Module, count, fill) {
-  const ptr = Module._malloc(count * 8);
-  if (!ptr) throw new RangeError('posenc: not enough wasm memory');
-  try {
-    fill(ptr);
-    return Array.from(Module.HEAPF64.subarray(ptr / 8, ptr / 8 + count));
-  } finally {
-    Module._free(ptr);
+/** The names of an embind enum_, indexed by value: ['interleaved', 'split']. */
+function enumNames(Enum) {
+  const names = [];
+  for (const name of Object.keys(Enum)) {
+    if (name !== 'values') names[Enum[name].value] = name;
   }
-}
-
-// The order of posenc_preset_numbers() and posenc_model_numbers().
-const PRESET_FIELDS = ['layout', 'frequencies', 'odd', 'minDim', 'firstPosition', 'usesPaddingIdx'];
-const MODEL_FIELDS = [
-  'vocabSize', 'numClasses', 'numLayers', 'dModel', 'heads', 'ffDim', 'normFirst', 'activation',
-  'layerNormEps', 'embeddingScale',
-];
-
-/** Every preset as { name, source, layout, frequencies, odd, minDim, firstPosition, usesPaddingIdx }. */
-function presetRecords(Module) {
-  const records = [];
-  for (let i = 0; i < Module._posenc_preset_count(); i++) {
-    const numbers = readNumbers(Module, PRESET_FIELDS.length, (ptr) => Module._posenc_preset_numbers(i, ptr));
-    const record = { name: readString(Module, Module._posenc_preset_name(i)), source: readString(Module, Module._posenc_preset_source(i)) };
-    PRESET_FIELDS.forEach((field, k) => (record[field] = numbers[k]));
-    record.usesPaddingIdx = record.usesPaddingIdx !== 0;
-    records.push(record);
-  }
-  return records;
-}
-
-/** The argument a posenc::Status is about ('' if none) and its message. */
-function statusText(Module, status) {
-  return {
-    argument: readString(Module, Module._posenc_status_argument(status)),
-    message: readString(Module, Module._posenc_status_message(status)),
-  };
-}
-
-function created(ptr, what) {
-  if (!ptr) throw new RangeError(`posenc: not enough wasm memory for a ${what}`);
-  return ptr;
-}
-
-/** A new encoder-layer handle (posenc_layer_*); delete() frees it. */
-function newLayerHandle(Module) {
-  const h = created(Module._posenc_layer_create(), 'layer');
-  return {
-    configure: (dModel, heads, ffDim, normFirst, activation, eps) =>
-      Module._posenc_layer_configure(h, dModel, heads, ffDim, normFirst, activation, eps),
-    // Copies the tensor name into wasm memory for the call (names are ASCII state_dict keys).
-    setTensor(name, data, count) {
-      const ptr = Module._malloc(name.length + 1);
-      if (!ptr) throw new RangeError('posenc: not enough wasm memory');
-      try {
-        for (let i = 0; i < name.length; i++) Module.HEAPU8[ptr + i] = name.charCodeAt(i);
-        Module.HEAPU8[ptr + name.length] = 0;
-        return Module._posenc_layer_set_tensor(h, ptr, data, count);
-      } finally {
-        Module._free(ptr);
-      }
-    },
-    forward: (x, length, causal, mask, out) => Module._posenc_layer_forward(h, x, length, causal, mask, out),
-    attention: () => Module._posenc_layer_attention(h),
-    attentionLength: () => Module._posenc_layer_attention_length(h),
-    error: () => ({ argument: '', message: readString(Module, Module._posenc_layer_error_message(h)) }),
-    delete: () => Module._posenc_layer_destroy(h),
-  };
-}
-
-/** A new model handle (posenc_model_*); delete() frees it. */
-function newModelHandle(Module) {
-  const h = created(Module._posenc_model_create(), 'model');
-  return {
-    load: (bytes, size) => Module._posenc_model_load(h, bytes, size),
-    forward: (tokens, length, causal, mask, usePe, out) =>
-      Module._posenc_model_forward(h, tokens, length, causal, mask, usePe, out),
-    attention: (layer) => Module._posenc_model_attention(h, layer),
-    attentionLength: () => Module._posenc_model_attention_length(h),
-    error: () => ({ argument: '', message: readString(Module, Module._posenc_model_error_message(h)) }),
-    /** The loaded model's config, vocabulary and labels (as the old embind ModelInfo). */
-    info() {
-      const numbers = readNumbers(Module, MODEL_FIELDS.length, (ptr) => Module._posenc_model_numbers(h, ptr));
-      const info = {};
-      MODEL_FIELDS.forEach((field, k) => (info[field] = numbers[k]));
-      info.normFirst = info.normFirst !== 0;
-      info.activation = info.activation === 1 ? 'gelu' : 'relu';
-      info.positionalEncoding = readString(Module, Module._posenc_model_positional_encoding(h));
-      info.vocab = readString(Module, Module._posenc_model_vocab(h));
-      info.labels = readString(Module, Module._posenc_model_labels(h));
-      return info;
-    },
-    delete: () => Module._posenc_model_destroy(h),
-  };
-}
-
-function newEncoderHandle(Module, s) {
-  const ptr = Module._posenc_encoder_create(s.dim, s.base, s.minTimescale, s.layout, s.frequencies, s.odd, s.minDim);
-  if (!ptr) return null;
-  let last = Module._posenc_encoder_status(ptr);
-  const keep = (code) => (last = code);
-  return {
-    status: () => last,
-    encode: (n, first, pp, zp, zeroPosition, out, len) =>
-      keep(Module._posenc_encoder_encode(ptr, n, first, pp, zp, zeroPosition, out, len)),
-    addTo: (n, first, pp, zp, zeroPosition, scale, emb, len) =>
-      keep(Module._posenc_encoder_add_to(ptr, n, first, pp, zp, zeroPosition, scale, emb, len)),
-    concat: (n, first, pp, zp, zeroPosition, emb, embLen, embDim, out, outLen) =>
-      keep(Module._posenc_encoder_concat(ptr, n, first, pp, zp, zeroPosition, emb, embLen, embDim, out, outLen)),
-    shiftMatrix: (k, out, len) => keep(Module._posenc_encoder_shift_matrix(ptr, k, out, len)),
-    shiftBlocks: (k, out, len) => keep(Module._posenc_encoder_shift_blocks(ptr, k, out, len)),
-    sines: Module._posenc_encoder_sines(ptr),
-    blockRows: Module._posenc_encoder_block_rows(ptr),
-    error: () => statusText(Module, last),
-    delete: () => Module._posenc_encoder_destroy(ptr),
-  };
-}
-
-const LAYER_NAMES = [
-  'self_attn.in_proj_weight', 'self_attn.in_proj_bias', 'self_attn.out_proj.weight',
-  'self_attn.out_proj.bias', 'linear1.weight', 'linear1.bias', 'linear2.weight', 'linear2.bias',
-  'norm1.weight', 'norm1.bias', 'norm2.weight', 'norm2.bias',
-];
-
-/** The twelve layer tensors for a config, in state_dict order: { name, dims, dimNames }. */
-function layerTensors(dModel, ffDim) {
-  const shapes = {
-    'self_attn.in_proj_weight': [[3 * dModel, dModel], '3 dModel x dModel'],
-    'self_attn.in_proj_bias': [[3 * dModel], '3 dModel'],
-    'self_attn.out_proj.weight': [[dModel, dModel], 'dModel x dModel'],
-    'linear1.weight': [[ffDim, dModel], 'ffDim x dModel'],
-    'linear1.bias': [[ffDim], 'ffDim'],
-    'linear2.weight': [[dModel, ffDim], 'dModel x ffDim'],
-  };
-  return LAYER_NAMES.map((name) => {
-    const [dims, dimNames] = shapes[name] ?? [[dModel], 'dModel'];
-    return { name, dims, dimNames };
-  });
+  return names;
 }
 
 /** The core of one instantiated module. */
 export function readCore(Module) {
+  const layouts = enumNames(Module.Layout);
+  const frequencies = enumNames(Module.Frequencies);
+  const oddDims = enumNames(Module.OddDim);
+  // The transformer's registrations are absent from posenc/encoding's module (bind_nn.cpp).
+  const activations = Module.Activation ? enumNames(Module.Activation) : [];
+
+  // Presets with their enums as indices into the name lists above.
+  const presets = [];
+  for (let i = 0; i < Module.PRESET_COUNT; i++) {
+    const { name, source, spec, firstPosition, usesPaddingIdx } = Module.preset(i);
+    presets.push({
+      name,
+      source,
+      layout: spec.layout.value,
+      frequencies: spec.frequencies.value,
+      odd: spec.odd.value,
+      minDim: spec.minDim,
+      firstPosition,
+      usesPaddingIdx,
+    });
+  }
+
   return {
     limits: {
-      maxDim: 65536,
-      maxPosition: 2147483647,
-      maxElements: 2147483647,
-      maxModelDim: 8192,
-      maxHeads: 256,
-      maxFfDim: 65536,
-      maxSequenceLength: 8192,
+      maxDim: Module.MAX_DIM,
+      maxPosition: Module.MAX_POSITION,
+      maxElements: Module.MAX_ELEMENTS,
+      maxModelDim: Module.MAX_MODEL_DIM,
+      maxHeads: Module.MAX_HEADS,
+      maxFfDim: Module.MAX_FF_DIM,
+      maxSequenceLength: Module.MAX_SEQUENCE_LENGTH,
     },
-    layouts: ['interleaved', 'split'],
-    frequencies: ['paper', 'half'],
-    oddDims: ['paper', 'zero-pad', 'reject'],
-    activations: ['relu', 'gelu'],
-    presets: presetRecords(Module),
-    layerTensors,
-    newEncoder: (spec) => newEncoderHandle(Module, spec),
-    newLayer: () => newLayerHandle(Module),
-    newModel: () => newModelHandle(Module),
+    layouts,
+    frequencies,
+    oddDims,
+    activations,
+    presets,
+
+    /** The layer's state_dict tensors for a config, in PyTorch's order: { name, dims, dimNames }. */
+    layerTensors(dModel, ffDim) {
+      const tensors = [];
+      for (let i = 0; i < Module.LAYER_TENSOR_COUNT; i++) {
+        const { name, ndim, rows, cols, dimNames } = Module.layerTensor(i, dModel, ffDim);
+        tensors.push({ name, dims: ndim === 1 ? [rows] : [rows, cols], dimNames });
+      }
+      return tensors;
+    },
+
+    /** A core SinusoidalEncoder for a resolved spec (spec.js: enums as indices); check status(). */
+    newEncoder(s) {
+      return new Module.SinusoidalEncoder({
+        dim: s.dim,
+        base: s.base,
+        minTimescale: s.minTimescale,
+        layout: Module.Layout[layouts[s.layout]],
+        frequencies: Module.Frequencies[frequencies[s.frequencies]],
+        odd: Module.OddDim[oddDims[s.odd]],
+        minDim: s.minDim,
+      });
+    },
+
+    /** A new, unconfigured TransformerEncoderLayer. */
+    newLayer: () => new Module.TransformerEncoderLayer(),
+
+    /** The LayerConfig value a layer's configure() takes, from the API's config (activation by name). */
+    layerConfig: (config) => ({ ...config, activation: Module.Activation[config.activation] }),
+
+    /** A new, empty Model. */
+    newModel: () => new Module.Model(),
+
+    /** A loaded model's config, vocabulary and labels, flat, with activation by name. */
+    modelInfo(model) {
+      const { layer, ...rest } = model.info();
+      return { ...rest, ...layer, activation: activations[layer.activation.value] };
+    },
   };
 }

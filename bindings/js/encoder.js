@@ -29,16 +29,16 @@ export function attachEncoderApi(api, ctx) {
   const { runEncode, runAddTo, runConcat, runShift } = createTransfer(ctx);
   const paperOdd = core.oddDims.indexOf('paper');
 
-  // A core encoder for a resolved spec; its anchor cache makes one-row calls cheap.
+  // A core encoder for a resolved spec (its anchor cache makes one-row calls cheap), with the
+  // numbers the chunked transfer needs read once, off the per-call path.
   function newHandle(fn, s) {
-    const handle = core.newEncoder(s);
-    if (!handle) throw new RangeError(`posenc.${fn}: not enough wasm memory for an encoder of dim ${s.dim}`);
-    if (handle.status() !== 0) {
-      const error = encoderError(fn, handle);
-      handle.delete();
+    const encoder = core.newEncoder(s);
+    if (encoder.status() !== 0) {
+      const error = encoderError(fn, encoder);
+      encoder.delete();
       throw error;
     }
-    return handle;
+    return { encoder, sines: encoder.sines(), blockRows: encoder.blockRows(), delete: () => encoder.delete() };
   }
 
   // ---- the one-shot functions' encoders: a small least-recently-used cache ------------------

@@ -108,8 +108,7 @@ export function attachLayerApi(api, ctx) {
 
     const handle = core.newLayer();
     try {
-      const { dModel, heads, ffDim, normFirst, activation, layerNormEps } = config;
-      if (handle.configure(dModel, heads, ffDim, normFirst, core.activations.indexOf(activation), layerNormEps) !== 0) {
+      if (handle.configure(core.layerConfig(config)) !== 0) {
         throw layerError(fn, handle, 'config: ');
       }
       for (const { name } of tensors) {

@@ -31,7 +31,7 @@ export function attachModelApi(api, ctx) {
         return handle.load(ptr, bytes.length);
       });
       if (code !== 0) throw layerError(fn, handle);
-      info = handle.info();
+      info = core.modelInfo(handle);
     } catch (e) {
       handle.delete();
       throw e;

@@ -8,7 +8,9 @@ export const ROW_OPTIONS = ['offset', 'positions', 'paddingMask', 'paddingIdx'];
 /**
  * The row helpers of one instance: { resolveRows, checkLength }.
  * resolveRows(fn, spec, length, options) returns { count, first, positions: Float64Array|null,
- * zeroRows: Uint8Array|null, zeroPosition } or throws.
+ * zeroRows: Uint8Array|null, zeroPosition, numbered } or throws: consecutive rows from first,
+ * explicit positions, or (numbered) a padding mask in zeroRows around which the core numbers the
+ * other rows from first.
  */
 export function createRows(core) {
   const { maxPosition, maxElements } = core.limits;
@@ -29,7 +31,7 @@ export function createRows(core) {
     const zeroPosition = fairseq ? paddingIdx : -1;
     const offset =
       options.offset === undefined ? 0 : checkNumber(fn, 'offset', options.offset, { min: 0, max: maxPosition });
-    const rows = { count: length, first: origin + offset, positions: null, zeroRows: null, zeroPosition };
+    const rows = { count: length, first: origin + offset, positions: null, zeroRows: null, zeroPosition, numbered: false };
 
     if (options.positions !== undefined) {
       const list = checkNumberList(fn, 'positions', options.positions, length);
@@ -44,18 +46,17 @@ export function createRows(core) {
       }
       rows.positions = positions;
     } else if (options.paddingMask !== undefined) {
+      // The core numbers the rows around the mask (posenc::number_around_padding, fairseq's
+      // make_positions); here only the check whose message names offset.
       const mask = checkNumberList(fn, 'paddingMask', options.paddingMask, length);
       const zeroRows = checkFlags(fn, 'paddingMask', mask, '1 = padding');
-      // fairseq's make_positions: padding rows sit at paddingIdx (zeroed), the others are
-      // numbered consecutively from the first position.
-      const positions = new Float64Array(length);
-      let next = rows.first;
-      for (let r = 0; r < length; r++) positions[r] = zeroRows[r] ? (fairseq ? paddingIdx : 0) : next++;
-      if (next - 1 > maxPosition) {
+      let nonPadding = 0;
+      for (let r = 0; r < length; r++) nonPadding += 1 - zeroRows[r];
+      if (rows.first + nonPadding - 1 > maxPosition) {
         throw rangeError(fn, 'offset', `such that every position is at most ${maxPosition}`, offset);
       }
-      rows.positions = positions;
       rows.zeroRows = zeroRows;
+      rows.numbered = true;
     } else if (rows.first + length - 1 > maxPosition) {
       throw rangeError(fn, 'offset', `such that offset + length - 1 is at most ${maxPosition}`, offset);
     }

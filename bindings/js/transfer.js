@@ -7,55 +7,81 @@ import { MAX_ALLOCATION } from './memory.js';
 // Floats of the scratch region a chunk uses: 64K floats = 256 KB stays in cache. (Consecutive rows
 // go in whole angle-addition blocks of at least 8 rows, so above dim 8192 a chunk is 8 rows.)
 const SCRATCH_FLOATS = 65536;
+// Bytes before a chunk's rows in the scratch region: one Request (12 doubles).
+const REQUEST_BYTES = 96;
 
-/** The RangeError of a failed encoder call: `posenc.<fn>: <message> (argument: <name>)`. */
-export function encoderError(fn, handle) {
-  const { argument, message } = handle.error();
+/** The RangeError of a failed SinusoidalEncoder call: `posenc.<fn>: <message> (argument: <name>)`. */
+export function encoderError(fn, encoder) {
+  const { argument, message } = encoder.error();
   return new RangeError(`posenc.${fn}: ${message}${argument ? ` (argument: ${argument})` : ''}`);
 }
 
-/** { runEncode, runAddTo, runConcat, runShift } over one instance's memory (ctx of api.js). */
+/**
+ * { runEncode, runAddTo, runConcat, runShift } over one instance's memory (ctx of api.js). Each
+ * takes a handle { encoder (the core's SinusoidalEncoder), sines, blockRows } (encoder.js).
+ */
 export function createTransfer({ Module, scratch, copyOut }) {
-  // Runs `call(n, first, positionsPtr, zeroRowsPtr, dataPtr)` (a core call returning a code) over
-  // chunks of rows; before each call `fill(r0, n, dataPtr)` may copy input in, after it
-  // `drain(r0, n, dataPtr)` copies out. Consecutive rows go in chunks of whole angle-addition
-  // blocks (blockRows rows centred on the multiples of blockRows; the first chunk ends where the
-  // first whole block starts), so the core computes both rows of every pair in one pass.
-  function forChunks(fn, handle, rows, rowFloats, call, fill, drain) {
+  // Runs one core call per chunk of rows. Each call takes one argument, the address of a Request
+  // (bind_encoder.cpp: twelve doubles at the start of the scratch region): forChunks writes the
+  // rows' fields, `request(f64, q, n, dataPtr)` the call's own (q: the Request's index in f64),
+  // then `call(requestPtr)` returns the core's code. Before each call `fill(r0, n, dataPtr)` may
+  // copy input in, after it `drain(r0, n, dataPtr)` copies out. Consecutive rows go in chunks of
+  // whole angle-addition blocks (blockRows rows centred on the multiples of blockRows; the first
+  // chunk ends where the first whole block starts), so the core computes both rows of every pair
+  // in one pass.
+  function forChunks(fn, handle, rows, rowFloats, request, call, fill, drain) {
     const blockRows = handle.blockRows;
+    const { positions, zeroRows, numbered } = rows;
     let rowsPerChunk = Math.max(1, Math.floor(SCRATCH_FLOATS / rowFloats));
     let lead = 0;
-    if (!rows.positions && blockRows > 1) {
+    if (!positions && !numbered && blockRows > 1) {
       rowsPerChunk = Math.max(blockRows, rowsPerChunk - (rowsPerChunk % blockRows));
       lead = (blockRows - ((Math.floor(rows.first) + blockRows / 2) % blockRows)) % blockRows;
     }
     const chunkRows = Math.min(rowsPerChunk, rows.count);
     const dataBytes = Math.ceil((chunkRows * rowFloats * 4) / 16) * 16; // keeps positions 8-aligned
-    const positionBytes = rows.positions ? chunkRows * 8 : 0;
-    const zeroBytes = rows.zeroRows ? chunkRows : 0;
-    const base = scratch(fn, dataBytes + positionBytes + zeroBytes + 16);
-    const dataPtr = base;
-    const positionsPtr = rows.positions ? base + dataBytes : 0;
-    const zeroPtr = rows.zeroRows ? base + dataBytes + positionBytes : 0;
+    const positionBytes = positions || numbered ? chunkRows * 8 : 0;
+    const zeroBytes = zeroRows ? chunkRows : 0;
+    const base = scratch(fn, REQUEST_BYTES + dataBytes + positionBytes + zeroBytes + 16);
+    const requestPtr = base;
+    const dataPtr = base + REQUEST_BYTES;
+    const positionsPtr = positionBytes ? dataPtr + dataBytes : 0;
+    const zeroPtr = zeroRows ? dataPtr + dataBytes + positionBytes : 0;
+    const q = requestPtr >> 3;
+    let first = rows.first; // a padding mask's next non-padding position
     for (let r0 = 0, n = 0; r0 < rows.count; r0 += n) {
       n = Math.min(r0 === 0 && lead > 0 ? lead : chunkRows, rows.count - r0);
-      if (positionsPtr) Module.HEAPF64.set(rows.positions.subarray(r0, r0 + n), positionsPtr / 8);
-      if (zeroPtr) Module.HEAPU8.set(rows.zeroRows.subarray(r0, r0 + n), zeroPtr);
+      if (positions) Module.HEAPF64.set(positions.subarray(r0, r0 + n), positionsPtr >> 3);
+      if (zeroRows) Module.HEAPU8.set(zeroRows.subarray(r0, r0 + n), zeroPtr);
       if (fill) fill(r0, n, dataPtr);
-      if (call(n, rows.first + r0, positionsPtr, zeroPtr, dataPtr) !== 0) throw encoderError(fn, handle);
+      const f64 = Module.HEAPF64;
+      f64[q] = n;
+      f64[q + 1] = numbered ? first : rows.first + r0;
+      f64[q + 2] = positionsPtr;
+      f64[q + 3] = zeroPtr;
+      f64[q + 4] = rows.zeroPosition;
+      f64[q + 11] = numbered ? 1 : 0;
+      request(f64, q, n, dataPtr);
+      if (call(requestPtr) !== 0) throw encoderError(fn, handle.encoder);
       drain(r0, n, dataPtr);
+      if (numbered) for (let r = r0; r < r0 + n; r++) first += 1 - zeroRows[r];
     }
   }
 
   /** rows.count rows of the table into `out` (allocated when undefined). */
   function runEncode(fn, handle, dim, rows, out) {
     const needed = rows.count * dim;
+    const { encoder } = handle;
     forChunks(
       fn,
       handle,
       rows,
       dim,
-      (n, first, pp, zp, dp) => handle.encode(n, first, pp, zp, rows.zeroPosition, dp, n * dim),
+      (f64, q, n, dp) => {
+        f64[q + 9] = dp;
+        f64[q + 10] = n * dim;
+      },
+      (request) => encoder.encode(request),
       null,
       (r0, n, dp) => copyOut(out, r0 * dim, dp >> 2, n * dim),
     );
@@ -64,14 +90,22 @@ export function createTransfer({ Module, scratch, copyOut }) {
 
   /** embeddings = embeddings * scale + PE, in place. */
   function runAddTo(fn, handle, dim, embeddings, rows, scale) {
+    const { encoder } = handle;
     forChunks(
       fn,
       handle,
       rows,
       dim,
-      (n, first, pp, zp, dp) => handle.addTo(n, first, pp, zp, rows.zeroPosition, scale, dp, n * dim),
-      (r0, n, dp) => Module.HEAPF32.set(embeddings.subarray(r0 * dim, (r0 + n) * dim), dp >> 2),
-      (r0, n, dp) => embeddings.set(Module.HEAPF32.subarray(dp >> 2, (dp >> 2) + n * dim), r0 * dim),
+      (f64, q, n, dp) => {
+        f64[q + 5] = scale;
+        f64[q + 6] = dp;
+        f64[q + 7] = n * dim;
+      },
+      (request) => encoder.addTo(request),
+      // One chunk of all rows (a one-row call) copies the array itself: no view to allocate.
+      (r0, n, dp) =>
+        Module.HEAPF32.set(n === rows.count ? embeddings : embeddings.subarray(r0 * dim, (r0 + n) * dim), dp >> 2),
+      (r0, n, dp) => copyOut(embeddings, r0 * dim, dp >> 2, n * dim),
     );
     return embeddings;
   }
@@ -80,14 +114,21 @@ export function createTransfer({ Module, scratch, copyOut }) {
   function runConcat(fn, handle, dim, embeddings, embeddingDim, rows, out) {
     const width = embeddingDim + dim;
     const needed = rows.count * width;
+    const { encoder } = handle;
     // The chunk holds the embeddings (count x embeddingDim) then the output (count x width).
     forChunks(
       fn,
       handle,
       rows,
       embeddingDim + width,
-      (n, first, pp, zp, dp) =>
-        handle.concat(n, first, pp, zp, rows.zeroPosition, dp, n * embeddingDim, embeddingDim, dp + n * embeddingDim * 4, n * width),
+      (f64, q, n, dp) => {
+        f64[q + 6] = dp;
+        f64[q + 7] = n * embeddingDim;
+        f64[q + 8] = embeddingDim;
+        f64[q + 9] = dp + n * embeddingDim * 4;
+        f64[q + 10] = n * width;
+      },
+      (request) => encoder.concat(request),
       (r0, n, dp) => Module.HEAPF32.set(embeddings.subarray(r0 * embeddingDim, (r0 + n) * embeddingDim), dp >> 2),
       (r0, n, dp) => {
         const start = (dp >> 2) + n * embeddingDim;
@@ -106,8 +147,9 @@ export function createTransfer({ Module, scratch, copyOut }) {
       );
     }
     const ptr = scratch(fn, n * 4);
-    const code = form === 'blocks' ? handle.shiftBlocks(k, ptr, n) : handle.shiftMatrix(k, ptr, n);
-    if (code !== 0) throw encoderError(fn, handle);
+    const { encoder } = handle;
+    const code = form === 'blocks' ? encoder.shiftBlocks(k, ptr, n) : encoder.shiftMatrix(k, ptr, n);
+    if (code !== 0) throw encoderError(fn, encoder);
     return Module.HEAPF32.slice(ptr >> 2, (ptr >> 2) + n);
   }
 

@@ -159,6 +159,13 @@ async function pack() {
     'dist/posenc_simd.wasm',
     'dist/posenc_baseline.mjs',
     'dist/posenc_baseline.wasm',
+    'dist/encoding.d.ts',
+    'dist/encoding-node.js',
+    'dist/encoding-browser.js',
+    'dist/posenc_encoding_simd.mjs',
+    'dist/posenc_encoding_simd.wasm',
+    'dist/posenc_encoding_baseline.mjs',
+    'dist/posenc_encoding_baseline.wasm',
   ];
   const missing = required.filter((f) => !files.includes(f));
   check('tarball holds the package files', missing.length === 0, `missing: ${missing.join(', ')}`);
@@ -229,6 +236,15 @@ async function nodeConsumer(name, main, entryLabel) {
   );
   checkResult(`${name} default`, result.default, { simd: true });
   checkResult(`${name} init({ simd: false })`, result.baseline, { simd: false });
+  if (result.encoding) {
+    const encodingResolved = String(result.encodingResolved).replace(/^file:\/\//, '');
+    check(
+      `${name}: 'posenc/encoding' resolves to the tarball's dist/encoding-node.js`,
+      encodingResolved === join(dir, 'node_modules/posenc/dist/encoding-node.js'),
+      encodingResolved,
+    );
+    checkResult(`${name} posenc/encoding`, result.encoding, { simd: true });
+  }
 }
 
 // ---- browser consumers -------------------------------------------------------------------------
@@ -323,7 +339,8 @@ async function viteConsumer() {
   }
 }
 
-// The CSP the issue asks for. webpack's output has no inline script, so it needs nothing more.
+// The strict CSP the package supports (README, "Bundlers"). webpack's output has no inline
+// script, so it needs nothing more.
 const STRICT_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'; img-src 'self' data:";
 
 async function webpackConsumer() {

@@ -144,3 +144,21 @@ TEST_CASE("fairseq positions skip padding", "[spec]") {
   CHECK(positions_from_padding_mask(mask, 6, -1, 0, out) == Status::invalid_padding_idx);
   CHECK(positions_from_padding_mask(mask, 6, 1, -1, out) == Status::invalid_position);
 }
+
+TEST_CASE("number_around_padding numbers the other rows from any first position", "[spec]") {
+  const std::uint8_t mask[] = {1, 0, 0, 1, 0};
+  double out[5] = {};
+  REQUIRE(number_around_padding(mask, 5, 0.5, 0, out) == Status::ok);
+  const std::vector<double> expected = {0, 0.5, 1.5, 0, 2.5};
+  CHECK(std::vector<double>(out, out + 5) == expected);
+  // Every row padding: nothing to number, even from the last position.
+  const std::uint8_t all[] = {1, 1};
+  CHECK(number_around_padding(all, 2, kMaxPosition + 1, 0, out) == Status::ok);
+  // The last non-padding row would pass kMaxPosition: nothing written.
+  out[1] = -7;
+  CHECK(number_around_padding(mask, 5, kMaxPosition - 1, 0, out) == Status::invalid_position);
+  CHECK(out[1] == -7);
+  CHECK(number_around_padding(mask, 5, -1, 0, out) == Status::invalid_position);
+  CHECK(number_around_padding(mask, 5, 0, -1, out) == Status::invalid_position);
+  CHECK(number_around_padding(mask, 0, 0, 0, out) == Status::invalid_length);
+}

@@ -248,17 +248,10 @@ describe('demo page', () => {
     await shoot(page, 'distance');
   });
 
-  test('5 transformer: tags with PE, differently without (or a clear "not available" notice)', async (t) => {
+  test('5 transformer: tags with PE, differently without', async () => {
     const state = await page.locator('#transformer').getAttribute('data-model');
     await shoot(page, 'transformer');
-    if (state === 'unavailable') {
-      const text = await page.locator('#transformer-status').innerText();
-      assert.match(text, /not available in this build/);
-      t.todo(`model not in this build: ${text}`);
-      return;
-    }
-    // The model exists: from here on every failure is real.
-    assert.equal(state, 'ready', 'the transformer model exists but failed to load');
+    assert.equal(state, 'ready', 'the transformer model failed to load');
     const pair = page.locator('#transformer-pair figure');
     assert.equal(await pair.count(), 2);
     const tags = async (sentence, pe) =>
@@ -294,10 +287,25 @@ describe('demo page', () => {
     await peSwitch.check();
     console.log(`  held-out sentences: ${cases.length} tagged right with PE; ${differWithoutPe} tagged differently without`);
     assert.ok(differWithoutPe > 0, 'without PE the model should get some held-out sentences wrong');
-    // unknown words are shown, not dropped
+    // unknown words are shown, struck out and left out of the model's input
     await sentence.fill('the zyzzyva bit the man');
     await page.waitForSelector('#transformer-tokens .token.unknown');
+    assert.match(await page.locator('#transformer-tokens .token.unknown').innerText(), /zyzzyva[\s\S]*left out/);
+    const withUnknown = await shown();
+    assert.equal(withUnknown.length, 5);
+    assert.equal(withUnknown[1], undefined, 'the unknown word has no tag');
+    assert.match(await page.locator('#transformer-tokens .notice').innerText(), /left out of its input: "zyzzyva"/);
     await page.locator('#transformer-controls [name=sentence]').fill('the dog bit the man');
+    // the file picker: a broken file shows the loader's error and keeps the picker; a good one loads
+    const tagger = readFileSync(join(root, 'tests/fixtures/model/tagger.safetensors'));
+    await page.locator('#transformer-file').setInputFiles({ name: 'cut.safetensors', mimeType: 'application/octet-stream', buffer: tagger.subarray(0, 3000) });
+    await page.waitForSelector('#transformer-body .error');
+    assert.match(await page.locator('#transformer-body .error').innerText(), /failed to load: posenc\.loadModel: /);
+    assert.equal(await page.locator('#transformer').getAttribute('data-model'), 'error');
+    await page.locator('#transformer-file').setInputFiles({ name: 'copy.safetensors', mimeType: 'application/octet-stream', buffer: tagger });
+    await page.waitForFunction(() => document.getElementById('transformer-model-name')?.textContent.includes('copy.safetensors'));
+    assert.equal(await page.locator('#transformer').getAttribute('data-model'), 'ready');
+    assert.deepEqual(await tags('the dog bit the man', true), dogFirst);
     await shoot(page, 'transformer');
   });
 

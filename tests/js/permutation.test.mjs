@@ -1,4 +1,4 @@
-// Permutation equivariance through the package (issue 5), in the SIMD and baseline builds: without
+// Permutation equivariance through the package, in the SIMD and baseline builds: without
 // a positional encoding, permuting the tokens permutes the encoder layer's output and attention
 // (and the tagger model's logits) bit for bit; with the positional encoding it does not.
 import assert from 'node:assert/strict';

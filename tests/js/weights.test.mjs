@@ -1,4 +1,4 @@
-// Bad weights and bad input to the layer API (issue 7), in the SIMD and the baseline build: every
+// Bad weights and bad input to the layer API, in the SIMD and the baseline build: every
 // class of corrupt .safetensors file, bad encoderLayer() options and bad forward arguments gets a
 // TypeError or RangeError naming the tensor, key or argument; after each one the same instance
 // must still load and run models correctly (the tagger against PyTorch's logits, a small model

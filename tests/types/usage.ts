@@ -1,6 +1,7 @@
 // Compiled with `tsc --noEmit --strict` against the built dist/index.d.ts: every declared
 // function and option is used as a user would, and misuse is rejected (@ts-expect-error).
 import { init, simdSupported, type Encoder, type Posenc, type PresetInfo } from 'posenc';
+import { init as initEncoding, type PosencEncoding } from 'posenc/encoding';
 
 async function main(): Promise<void> {
   const supported: boolean = simdSupported();
@@ -33,7 +34,14 @@ async function main(): Promise<void> {
   pe.encoder({ preset: 'vaswani' });
   // @ts-expect-error: simd is a boolean
   await init({ simd: 'yes' });
-  void [table, same, joined, m, presets, disposed];
+
+  // posenc/encoding: the same encodings, no transformer.
+  const only: PosencEncoding = await initEncoding({ simd: false });
+  const row: Float32Array = only.encode(1, 8, { preset: 'whisper' });
+  const asEncodings: PosencEncoding = pe; // the main entry's instance has every encoding function
+  // @ts-expect-error: posenc/encoding has no transformer
+  only.loadModel(new Uint8Array(8));
+  void [table, same, joined, m, presets, disposed, row, asEncodings];
 }
 
 void main();

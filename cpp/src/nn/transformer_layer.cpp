@@ -25,32 +25,27 @@ const char* const kLayerTensorNames[kLayerTensorCount] = {
     "norm2.bias",
 };
 
-namespace {
-
-struct Shape {
-  std::int64_t dims[2];
-  int ndim;
-};
-
-Shape expected_shape(const LayerConfig& c, int index) {
+LayerTensorShape layer_tensor_shape(const LayerConfig& c, int index) {
   const std::int64_t d = c.d_model, f = c.ff_dim;
   switch (index) {
     case 0:
-      return {{3 * d, d}, 2};
+      return {{3 * d, d}, 2, "3 dModel x dModel"};
     case 1:
-      return {{3 * d, 0}, 1};
+      return {{3 * d, 0}, 1, "3 dModel"};
     case 2:
-      return {{d, d}, 2};
+      return {{d, d}, 2, "dModel x dModel"};
     case 4:
-      return {{f, d}, 2};
+      return {{f, d}, 2, "ffDim x dModel"};
     case 5:
-      return {{f, 0}, 1};
+      return {{f, 0}, 1, "ffDim"};
     case 6:
-      return {{d, f}, 2};
+      return {{d, f}, 2, "dModel x ffDim"};
     default:
-      return {{d, 0}, 1};
+      return {{d, 0}, 1, "dModel"};
   }
 }
+
+namespace {
 
 int tensor_index(std::string_view name) {
   for (int i = 0; i < kLayerTensorCount; ++i)
@@ -98,7 +93,7 @@ LayerError TransformerEncoderLayer::set_tensor(std::string_view name, const floa
   const int index = tensor_index(name);
   if (index < 0) return layer_error(LayerStatus::unknown_tensor, std::string(name));
   if (!configured_) return layer_error(LayerStatus::not_ready, "config");
-  const Shape want = expected_shape(config_, index);
+  const LayerTensorShape want = layer_tensor_shape(config_, index);
   std::size_t want_count = static_cast<std::size_t>(want.dims[0]);
   if (want.ndim == 2) want_count *= static_cast<std::size_t>(want.dims[1]);
   if (shape != nullptr) {

@@ -166,8 +166,8 @@ std::unique_ptr<AnchorCache> SinusoidalEncoder::make_anchor_cache() const {
 
 Status SinusoidalEncoder::check(const RowPositions& rows, std::size_t len,
                                 std::int64_t width) const {
-  if (status_ != Status::ok) return status_;
-  if (Status s = validate(spec_, rows); s != Status::ok) return s;
+  if (status_ != Status::ok) return status_;  // the spec, validated once by the constructor
+  if (Status s = validate_rows(spec_, rows); s != Status::ok) return s;
   if (width < 1 || rows.count > kMaxElements / width) return Status::invalid_length;
   if (len != static_cast<std::size_t>(rows.count * width)) return Status::size_mismatch;
   return Status::ok;

@@ -66,6 +66,10 @@ bool position_ok(double p) {
 
 Status validate(const Spec& spec, const RowPositions& rows) {
   if (Status s = validate(spec); s != Status::ok) return s;
+  return validate_rows(spec, rows);
+}
+
+Status validate_rows(const Spec& spec, const RowPositions& rows) {
   if (rows.count < 1 || rows.count > kMaxElements / spec.dim) return Status::invalid_length;
   if (rows.positions != nullptr) {
     for (std::int64_t r = 0; r < rows.count; ++r) {
@@ -85,19 +89,28 @@ Status positions_from_padding_mask(const std::uint8_t* padding_mask, std::int64_
   }
   if (count < 1 || count > kMaxElements) return Status::invalid_length;
   if (previous < 0) return Status::invalid_position;
+  return number_around_padding(padding_mask, count,
+                               static_cast<double>(padding_idx) + static_cast<double>(previous) + 1,
+                               static_cast<double>(padding_idx), out);
+}
+
+Status number_around_padding(const std::uint8_t* padding_mask, std::int64_t count, double first,
+                             double padding_position, double* out) {
+  if (count < 1 || count > kMaxElements) return Status::invalid_length;
+  if (!(first >= 0.0) || !position_ok(padding_position)) return Status::invalid_position;
   std::int64_t non_padding = 0;
   for (std::int64_t r = 0; r < count; ++r)
     non_padding += padding_mask[r] ? 0 : 1;
-  if (static_cast<double>(padding_idx) + static_cast<double>(previous + non_padding) >
-      kMaxPosition) {
+  if (non_padding > 0 && !(first + static_cast<double>(non_padding - 1) <= kMaxPosition)) {
     return Status::invalid_position;
   }
-  std::int64_t next = padding_idx + previous + 1;
+  double next = first;
   for (std::int64_t r = 0; r < count; ++r) {
     if (padding_mask[r]) {
-      out[r] = static_cast<double>(padding_idx);
+      out[r] = padding_position;
     } else {
-      out[r] = static_cast<double>(next++);
+      out[r] = next;
+      next += 1;
     }
   }
   return Status::ok;

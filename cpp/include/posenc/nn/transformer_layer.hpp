@@ -63,6 +63,18 @@ struct ForwardOptions {
 inline constexpr int kLayerTensorCount = 12;
 extern const char* const kLayerTensorNames[kLayerTensorCount];
 
+// The shape of a state_dict tensor for a config: ndim (1 or 2) sizes, row-major, and the same
+// sizes in terms of the config's fields as the JavaScript API names them ("3 dModel x dModel").
+struct LayerTensorShape {
+  std::int64_t dims[2] = {0, 0};
+  int ndim = 0;
+  const char* dim_names = "";
+};
+
+// The shape set_tensor() expects for tensor `index` (0 <= index < kLayerTensorCount, the order of
+// kLayerTensorNames) under `config`.
+LayerTensorShape layer_tensor_shape(const LayerConfig& config, int index);
+
 class TransformerEncoderLayer {
  public:
   // Sets the config and forgets every weight. On error the layer keeps its previous state.

@@ -91,9 +91,13 @@ struct RowPositions {
   double zero_position = -1.0;
 };
 
-// Checks the rows against the spec: count > 0, count * dim <= kMaxElements, every position finite
-// and in [0, kMaxPosition] (for consecutive rows: first and last).
+// Checks the spec (validate(spec)), then the rows against it (validate_rows).
 Status validate(const Spec& spec, const RowPositions& rows);
+
+// Checks the rows against a spec that already passed validate(spec): count > 0, count * dim <=
+// kMaxElements, every position finite and in [0, kMaxPosition] (for consecutive rows: first and
+// last). A SinusoidalEncoder validated its spec once, when made; each call checks only its rows.
+Status validate_rows(const Spec& spec, const RowPositions& rows);
 
 // fairseq's make_positions: row r is padding when padding_mask[r] != 0; non-padding rows get
 // positions padding_idx + 1, padding_idx + 2, ... counted over non-padding rows only, starting
@@ -101,5 +105,14 @@ Status validate(const Spec& spec, const RowPositions& rows);
 // Status::ok, or an error when padding_idx is negative or a position would exceed kMaxPosition.
 Status positions_from_padding_mask(const std::uint8_t* padding_mask, std::int64_t count,
                                    std::int64_t padding_idx, std::int64_t previous, double* out);
+
+// The same numbering from any first position (the JavaScript API's paddingMask, every preset):
+// padding rows (padding_mask[r] != 0) get padding_position, the others first, first + 1, ... in
+// order. positions_from_padding_mask is first = padding_idx + previous + 1, padding_position =
+// padding_idx. Writes count positions to out and returns Status::ok, or invalid_position (writing
+// nothing) when first is negative or NaN, padding_position is not in [0, kMaxPosition], or the
+// last non-padding position would exceed kMaxPosition.
+Status number_around_padding(const std::uint8_t* padding_mask, std::int64_t count, double first,
+                             double padding_position, double* out);
 
 }  // namespace posenc

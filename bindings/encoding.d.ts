@@ -1,0 +1,26 @@
+// Type declarations of posenc/encoding: the encodings without the transformer (written by hand;
+// checked with tsc --strict in tests).
+
+import type { InitOptions, PosencEncoding } from './index.js';
+
+export type {
+  AddToOptions,
+  Encoder,
+  EncodeOptions,
+  Frequencies,
+  InitOptions,
+  Layout,
+  OddDim,
+  PosencEncoding,
+  PresetInfo,
+  PresetName,
+  RowOptions,
+  ShiftOptions,
+  SpecOptions,
+} from './index.js';
+
+/** Loads the encodings' wasm module (the SIMD build where supported), without the transformer. */
+export function init(options?: InitOptions): Promise<PosencEncoding>;
+
+/** Whether this engine validates wasm SIMD (the probe init() uses). */
+export function simdSupported(): boolean;
