@@ -13,7 +13,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
 const shots = join(root, 'tests', 'e2e', 'screenshots');
 const BUDGET_BYTES = 300 * 1024;
-// Section 7's five copy-back models (~123 KB gzipped each, F16 weights barely compress) are
+// Section 11's five copy-back models (~123 KB gzipped each, F16 weights barely compress) are
 // fetched after the rest of the page is ready, not part of what the page needs to start: they are
 // measured against their own budget (tests/e2e/extrapolation.test.mjs prints them too).
 const EXTRAPOLATION_MODEL = /^(vaswani|rotary|rotary-partial|alibi|none)-[\w-]+\.safetensors$/;

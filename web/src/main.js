@@ -1,6 +1,9 @@
-// The posenc demo page: loads posenc once (the SIMD build where supported) and sets up each
-// section. Every number shown is computed by posenc in this page.
+// The posenc demo page: loads posenc (the paper's encodings and the transformer) and
+// posenc/encoding (every family of encodings: rotary, ALiBi and 2D are only there for now, README
+// "Bundlers"), the SIMD builds where supported, and sets up each section. Every number shown is
+// computed by posenc in this page.
 import { init } from 'posenc';
+import { init as initEncodings } from 'posenc/encoding';
 import './style.css';
 import { setupWaves } from './sections/waves.js';
 import { setupMatrix } from './sections/matrix.js';
@@ -9,14 +12,26 @@ import { setupDistance } from './sections/distance.js';
 import { setupTransformer } from './sections/transformer.js';
 import { setupSpeed } from './sections/speed.js';
 import { setupExtrapolation } from './sections/extrapolation.js';
+import { setupRotary, setupRopeScaling } from './sections/rotary.js';
+import { setupAlibi } from './sections/alibi.js';
+import { setupSincos2d } from './sections/sincos2d.js';
 
 async function main() {
-  const pe = await init();
+  const [pe, encodings] = await Promise.all([init(), initEncodings()]);
   document.getElementById('build-info').textContent = pe.simd ? 'wasm SIMD build' : 'wasm baseline build (no SIMD here)';
-  const sections = { waves: setupWaves, matrix: setupMatrix, example: setupExample, distance: setupDistance };
-  for (const [id, setup] of Object.entries(sections)) {
+  const sections = {
+    waves: [setupWaves, pe],
+    matrix: [setupMatrix, pe],
+    example: [setupExample, pe],
+    distance: [setupDistance, pe],
+    rotary: [setupRotary, encodings],
+    'rope-scaling': [setupRopeScaling, encodings],
+    alibi: [setupAlibi, encodings],
+    sincos2d: [setupSincos2d, encodings],
+  };
+  for (const [id, [setup, instance]] of Object.entries(sections)) {
     try {
-      setup(pe);
+      setup(instance);
       document.getElementById(id).dataset.ready = 'true';
     } catch (err) {
       showFatal(`${id}: ${err instanceof Error ? err.message : err}`);

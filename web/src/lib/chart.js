@@ -23,7 +23,8 @@ function axis(label, splits) {
  * A chart that rebuilds itself (cheaply) when its series change or the theme changes.
  * @param {HTMLElement} container
  * @param {{ xLabel: string, yLabel: string, height?: number, legend?: boolean, title?: string,
- *           yRange?: [number, number], onCursor?: (u: uPlot) => void, points?: boolean }} options
+ *           yRange?: [number, number], yLog?: boolean, onCursor?: (u: uPlot) => void, points?: boolean }} options
+ *   yLog: a log10 y axis (every y value must be positive).
  */
 export class LineChart {
   constructor(container, options) {
@@ -57,7 +58,7 @@ export class LineChart {
       height: o.height,
       legend: { show: o.legend, live: true },
       cursor: { drag: { x: false, y: false }, points: { size: 7 } },
-      scales: { x: { time: false }, y: o.yRange ? { range: o.yRange } : { auto: true } },
+      scales: { x: { time: false }, y: o.yLog ? { distr: 3, log: 10 } : o.yRange ? { range: o.yRange } : { auto: true } },
       axes: [axis(o.xLabel), axis(o.yLabel, o.ySplits && (() => o.ySplits))],
       series: [
         { label: o.xLabel, value: (u, v) => (v == null ? '–' : String(v)) },
@@ -72,6 +73,12 @@ export class LineChart {
       ],
       hooks: o.onCursor ? { setCursor: [o.onCursor] } : {},
     };
+    if (o.yLog) {
+      // powers of ten in short form (1k, 10M): long numbers would not fit beside the axis
+      const short = (v) => (v >= 1e9 ? `${v / 1e9}G` : v >= 1e6 ? `${v / 1e6}M` : v >= 1e3 ? `${v / 1e3}k` : String(v));
+      opts.axes[1].values = (u, splits) => splits.map((v) => (Number.isInteger(Math.log10(v)) ? short(v) : ''));
+      opts.axes[1].size = 56;
+    }
     this.plot = new uPlot(opts, data, this.container);
     this.#keyboard();
     if (o.title) this.plot.root.querySelector('.u-title')?.setAttribute('role', 'heading');
