@@ -9,6 +9,7 @@
 #include "posenc/alibi.hpp"
 #include "posenc/buffer.hpp"
 #include "sincos/row_copy.hpp"
+#include "hot_entry.hpp"
 
 namespace posenc {
 
@@ -75,7 +76,7 @@ EncodingError validate(const AlibiSpec& s) {
   return {};
 }
 
-EncodingError alibi_bias_rows(const AlibiSpec& s, std::int64_t first_row, std::int64_t row_count,
+POSENC_HOT_ENTRY EncodingError alibi_bias_rows(const AlibiSpec& s, std::int64_t first_row, std::int64_t row_count,
                               float* out, std::size_t out_len) {
   EncodingError e = validate(s);
   if (!e.ok()) return e;
