@@ -302,7 +302,8 @@ LayerError Model::forward(const std::int32_t* tokens, std::int64_t length,
   if (tokens == nullptr) return layer_error(LayerStatus::size_mismatch, "tokens");
   for (std::int64_t i = 0; i < length; ++i)
     if (tokens[i] < 0 || tokens[i] >= config_.vocab_size)
-      return layer_error(LayerStatus::invalid_token, "tokens[" + integer_text(static_cast<std::int64_t>(i)) + "]");
+      return layer_error(LayerStatus::invalid_token,
+                         "tokens[" + integer_text(static_cast<std::int64_t>(i)) + "]");
   const std::int64_t d = config_.layer.d_model;
   const std::size_t n = static_cast<std::size_t>(length * d);
   if (logits == nullptr || logits_len != static_cast<std::size_t>(length * config_.num_classes))

@@ -19,7 +19,8 @@ inline std::string first_non_finite(std::string_view name, const float* data, st
     if (std::isfinite(data[i])) continue;
     std::string element(name);
     if (columns == 0) return element + "[" + integer_text(static_cast<std::int64_t>(i)) + "]";
-    return element + "[" + integer_text(static_cast<std::int64_t>(i / columns)) + "][" + integer_text(static_cast<std::int64_t>(i % columns)) + "]";
+    return element + "[" + integer_text(static_cast<std::int64_t>(i / columns)) + "][" +
+           integer_text(static_cast<std::int64_t>(i % columns)) + "]";
   }
   return {};
 }

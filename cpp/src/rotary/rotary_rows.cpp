@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "hot_entry.hpp"
 #include "rotary/angle_set.hpp"
 #include "sincos/row_copy.hpp"
-#include "hot_entry.hpp"
 
 namespace posenc {
 
@@ -89,9 +89,10 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
   return true;
 }
 
-POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos, float* sin,
-                                       std::size_t cos_len, std::size_t sin_len,
-                                       RotaryAnchorCache* cache) const {
+POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos,
+                                                        float* sin, std::size_t cos_len,
+                                                        std::size_t sin_len,
+                                                        RotaryAnchorCache* cache) const {
   double L = 0;
   EncodingError e = check_cos_sin(rows, cos, sin, cos_len, sin_len, &L);
   if (!e.ok()) return e;
@@ -139,8 +140,9 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
   return done ? EncodingError{} : out_of_memory();
 }
 
-POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, std::int64_t heads, float* x,
-                                     std::size_t x_len, RotaryAnchorCache* cache) const {
+POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, std::int64_t heads,
+                                                      float* x, std::size_t x_len,
+                                                      RotaryAnchorCache* cache) const {
   double L = 0;
   EncodingError e = check_apply(rows, heads, x, x_len, &L);
   if (!e.ok()) return e;
