@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hot_entry.hpp"
 #include "posenc/alibi.hpp"
 #include "posenc/buffer.hpp"
 #include "sincos/row_copy.hpp"
@@ -75,8 +76,9 @@ EncodingError validate(const AlibiSpec& s) {
   return {};
 }
 
-EncodingError alibi_bias_rows(const AlibiSpec& s, std::int64_t first_row, std::int64_t row_count,
-                              float* out, std::size_t out_len) {
+POSENC_HOT_ENTRY EncodingError alibi_bias_rows(const AlibiSpec& s, std::int64_t first_row,
+                                               std::int64_t row_count, float* out,
+                                               std::size_t out_len) {
   EncodingError e = validate(s);
   if (!e.ok()) return e;
   const std::int64_t rows = s.heads * s.query_length, k = s.key_length;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "io/json_header.hpp"
+#include "io/pointer_sort.hpp"
 
 namespace posenc {
 
@@ -122,16 +123,18 @@ LayerError SafetensorsFile::parse(const std::uint8_t* bytes, std::size_t size) {
   // No empty tensor name: an error about it could not name it (found by fuzz_safetensors, first
   // as an entry, then as a duplicate). No key twice (sorted, so that a header of many keys stays
   // O(n log n)).
-  std::vector<const std::string*> keys;
+  std::vector<const void*> keys;
   keys.reserve(root.keys.size());
   for (const std::string& key : root.keys) {
     if (key.empty()) return layer_error(LayerStatus::invalid_header, "\"\"");
     keys.push_back(&key);
   }
-  std::sort(keys.begin(), keys.end(),
-            [](const std::string* a, const std::string* b) { return *a < *b; });
-  for (std::size_t i = 1; i < keys.size(); ++i)
-    if (*keys[i] == *keys[i - 1]) return layer_error(LayerStatus::invalid_header, *keys[i]);
+  detail::sort_pointers(keys.data(), keys.size(), detail::string_less);
+  for (std::size_t i = 1; i < keys.size(); ++i) {
+    const std::string& key = *static_cast<const std::string*>(keys[i]);
+    if (key == *static_cast<const std::string*>(keys[i - 1]))
+      return layer_error(LayerStatus::invalid_header, key);
+  }
 
   SafetensorsFile result;
   result.data_ = bytes + 8 + n;
@@ -155,15 +158,18 @@ LayerError SafetensorsFile::parse(const std::uint8_t* bytes, std::size_t size) {
   // The ranges tile the data exactly, as the reference implementation requires: in order of
   // offsets each begins where the previous one ended (an earlier begin overlaps it, a later one
   // leaves a gap), the first at 0, and the last ends at the end of the data.
-  std::vector<const TensorInfo*> order;
+  std::vector<const void*> order;
   order.reserve(result.tensors_.size());
   for (const TensorInfo& t : result.tensors_)
     order.push_back(&t);
-  std::sort(order.begin(), order.end(), [](const TensorInfo* a, const TensorInfo* b) {
+  detail::sort_pointers(order.data(), order.size(), [](const void* pa, const void* pb) {
+    const auto* a = static_cast<const TensorInfo*>(pa);
+    const auto* b = static_cast<const TensorInfo*>(pb);
     return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
   });
   std::size_t covered = 0;
-  for (const TensorInfo* t : order) {
+  for (const void* entry_pointer : order) {
+    const auto* t = static_cast<const TensorInfo*>(entry_pointer);
     if (t->begin < covered) return layer_error(LayerStatus::invalid_offsets, t->name);
     if (t->begin > covered) return layer_error(LayerStatus::uncovered_data, t->name);
     covered = t->end;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "io/json_header.hpp"
+#include "io/pointer_sort.hpp"
 #include "nn/tensor_check.hpp"
 #include "posenc/io/safetensors.hpp"
 #include "posenc/sinusoidal/presets.hpp"
@@ -162,9 +163,17 @@ std::vector<std::string> model_tensor_names(std::int64_t num_layers) {
   std::vector<std::string> names = {"embedding.weight", "head.weight", "head.bias"};
   for (std::int64_t i = 0; i < num_layers; ++i)
     for (const char* short_name : kLayerTensorNames)
-      names.push_back("layers." + std::to_string(i) + "." + short_name);
-  std::sort(names.begin(), names.end());
-  return names;
+      names.push_back("layers." + integer_text(static_cast<std::int64_t>(i)) + "." + short_name);
+  std::vector<const void*> order;
+  order.reserve(names.size());
+  for (const std::string& name : names)
+    order.push_back(&name);
+  detail::sort_pointers(order.data(), order.size(), detail::string_less);
+  std::vector<std::string> sorted;
+  sorted.reserve(names.size());
+  for (const void* name : order)
+    sorted.push_back(std::move(*const_cast<std::string*>(static_cast<const std::string*>(name))));
+  return sorted;
 }
 
 }  // namespace
@@ -258,7 +267,7 @@ LayerError Model::load(const std::uint8_t* bytes, std::size_t size) {
   for (std::int64_t i = 0; i < c.num_layers; ++i) {
     TransformerEncoderLayer& layer = m.layers_[static_cast<std::size_t>(i)];
     if (LayerError e = layer.configure(c.layer); !e.ok()) return e;
-    const std::string prefix = "layers." + std::to_string(i) + ".";
+    const std::string prefix = "layers." + integer_text(static_cast<std::int64_t>(i)) + ".";
     for (const char* short_name : kLayerTensorNames) {
       const std::string name = prefix + short_name;
       const TensorInfo* t = file.find(name);
@@ -293,7 +302,8 @@ LayerError Model::forward(const std::int32_t* tokens, std::int64_t length,
   if (tokens == nullptr) return layer_error(LayerStatus::size_mismatch, "tokens");
   for (std::int64_t i = 0; i < length; ++i)
     if (tokens[i] < 0 || tokens[i] >= config_.vocab_size)
-      return layer_error(LayerStatus::invalid_token, "tokens[" + std::to_string(i) + "]");
+      return layer_error(LayerStatus::invalid_token,
+                         "tokens[" + integer_text(static_cast<std::int64_t>(i)) + "]");
   const std::int64_t d = config_.layer.d_model;
   const std::size_t n = static_cast<std::size_t>(length * d);
   if (logits == nullptr || logits_len != static_cast<std::size_t>(length * config_.num_classes))

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "posenc/nn/position_step.hpp"
+#include "sincos/sincos_double.hpp"
 
 namespace posenc {
 
@@ -74,8 +75,10 @@ void rotate_heads(float* x, std::int64_t rows, std::int64_t heads, std::int64_t 
       const double p = positions[row];
       for (std::int64_t k = 0; k < n; ++k) {
         const double angle = p * frequency[k];
-        cos_row[k] = static_cast<float>(std::cos(angle));
-        sin_row[k] = static_cast<float>(std::sin(angle));
+        double sa, ca;
+        detail::sincos_double(angle, sa, ca);
+        cos_row[k] = static_cast<float>(ca);
+        sin_row[k] = static_cast<float>(sa);
       }
       for (std::int64_t h = 0; h < heads; ++h) {
         float* a = x + row * stride + h * head_dim + k0 * first_step;

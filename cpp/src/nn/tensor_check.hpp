@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "posenc/encoding_error.hpp"
+
 namespace posenc::detail {
 
 // The first element of the row-major tensor data[0, count) that is NaN or infinite, named
@@ -16,8 +18,9 @@ inline std::string first_non_finite(std::string_view name, const float* data, st
   for (std::size_t i = 0; i < count; ++i) {
     if (std::isfinite(data[i])) continue;
     std::string element(name);
-    if (columns == 0) return element + "[" + std::to_string(i) + "]";
-    return element + "[" + std::to_string(i / columns) + "][" + std::to_string(i % columns) + "]";
+    if (columns == 0) return element + "[" + integer_text(static_cast<std::int64_t>(i)) + "]";
+    return element + "[" + integer_text(static_cast<std::int64_t>(i / columns)) + "][" +
+           integer_text(static_cast<std::int64_t>(i % columns)) + "]";
   }
   return {};
 }

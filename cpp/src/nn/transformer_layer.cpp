@@ -234,7 +234,8 @@ LayerError TransformerEncoderLayer::resolve_positions(std::int64_t length,
   if (options.positions != nullptr) {
     for (std::int64_t i = 0; i < length; ++i) {
       if (!(std::fabs(options.positions[i]) <= kMaxLayerPosition))  // also NaN
-        return layer_error(LayerStatus::invalid_position, "positions[" + std::to_string(i) + "]");
+        return layer_error(LayerStatus::invalid_position,
+                           "positions[" + integer_text(static_cast<std::int64_t>(i)) + "]");
       if (p != nullptr) p[i] = options.positions[i];
     }
     return {};

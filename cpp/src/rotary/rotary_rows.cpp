@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "hot_entry.hpp"
 #include "rotary/angle_set.hpp"
 #include "sincos/row_copy.hpp"
 
@@ -45,7 +46,9 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
     const bool fast = p * set.w_max <= detail::kReduceLimit;
     std::int64_t e = 0;
     if (fast && set.blocks > 1 && p == std::floor(p)) {
-      const double a = p - std::fmod(p, static_cast<double>(kBlock));
+      // p - fmod(p, kBlock), exactly (p / kBlock is exact, kBlock a power of 2), without libm's
+      // fmod.
+      const double a = std::trunc(p / static_cast<double>(kBlock)) * static_cast<double>(kBlock);
       e = static_cast<std::int64_t>(p - a);
       if (a != cached) {
         sa = own_sa;
@@ -86,9 +89,10 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
   return true;
 }
 
-EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos, float* sin,
-                                       std::size_t cos_len, std::size_t sin_len,
-                                       RotaryAnchorCache* cache) const {
+POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos,
+                                                        float* sin, std::size_t cos_len,
+                                                        std::size_t sin_len,
+                                                        RotaryAnchorCache* cache) const {
   double L = 0;
   EncodingError e = check_cos_sin(rows, cos, sin, cos_len, sin_len, &L);
   if (!e.ok()) return e;
@@ -136,8 +140,9 @@ EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos, float
   return done ? EncodingError{} : out_of_memory();
 }
 
-EncodingError RotaryEmbedding::apply(const RotaryRows& rows, std::int64_t heads, float* x,
-                                     std::size_t x_len, RotaryAnchorCache* cache) const {
+POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, std::int64_t heads,
+                                                      float* x, std::size_t x_len,
+                                                      RotaryAnchorCache* cache) const {
   double L = 0;
   EncodingError e = check_apply(rows, heads, x, x_len, &L);
   if (!e.ok()) return e;

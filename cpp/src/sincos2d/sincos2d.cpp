@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "hot_entry.hpp"
 #include "posenc/sincos2d.hpp"
 #include "sincos/float32_chain.hpp"
 #include "sincos/kernel_f64.hpp"
@@ -47,7 +48,7 @@ EncodingError validate(const Sincos2dSpec& s) {
   return {};
 }
 
-EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
+POSENC_HOT_ENTRY EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
   ready_ = false;
   EncodingError e = validate(spec);
   if (!e.ok()) return e;
@@ -88,8 +89,9 @@ EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
   return {};
 }
 
-EncodingError Sincos2dTable::write_rows(std::int64_t first_row, std::int64_t row_count, float* out,
-                                        std::size_t out_len) const {
+POSENC_HOT_ENTRY EncodingError Sincos2dTable::write_rows(std::int64_t first_row,
+                                                         std::int64_t row_count, float* out,
+                                                         std::size_t out_len) const {
   if (!ready_)
     return encoding_error(EncodingStatus::invalid_argument, "table",
                           "is not initialised (init() did not return ok)");

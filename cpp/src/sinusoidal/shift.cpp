@@ -4,6 +4,7 @@
 
 #include "posenc/sinusoidal/encode.hpp"
 #include "posenc/sinusoidal/encoder.hpp"
+#include "sincos/sincos_double.hpp"
 
 namespace posenc {
 
@@ -38,8 +39,10 @@ Status shift_blocks(const Spec& spec, double k, float* out, std::size_t out_len)
   }
   for (std::int64_t i = 0; i < t.columns().sines; ++i) {
     const double angle = k * t.frequencies().data()[i];
-    out[2 * i] = static_cast<float>(std::cos(angle));
-    out[2 * i + 1] = static_cast<float>(std::sin(angle));
+    double sa, ca;
+    detail::sincos_double(angle, sa, ca);
+    out[2 * i] = static_cast<float>(ca);
+    out[2 * i + 1] = static_cast<float>(sa);
   }
   return Status::ok;
 }
@@ -52,8 +55,10 @@ Status shift_matrix(const Spec& spec, double k, float* out, std::size_t out_len)
   std::memset(out, 0, sizeof(float) * out_len);
   for (std::int64_t i = 0; i < t.columns().sines; ++i) {
     const double angle = k * t.frequencies().data()[i];
-    const float c = static_cast<float>(std::cos(angle));
-    const float s = static_cast<float>(std::sin(angle));
+    double sa, ca;
+    detail::sincos_double(angle, sa, ca);
+    const float c = static_cast<float>(ca);
+    const float s = static_cast<float>(sa);
     std::int64_t sine_col, cosine_col;
     pair_columns(t, i, &sine_col, &cosine_col);
     // sin((p+k)w) = cos(kw) sin(pw) + sin(kw) cos(pw); cos((p+k)w) = -sin(kw) sin(pw) + cos(kw)

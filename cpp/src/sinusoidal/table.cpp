@@ -4,6 +4,7 @@
 #include <new>
 
 #include "sincos/kernels.hpp"
+#include "sincos/sincos_double.hpp"
 
 namespace posenc::detail {
 
@@ -12,8 +13,10 @@ void reference_row(const SinusoidalEncoder& e, double p, float* sines, float* co
   const std::int64_t ns = e.columns().sines, nc = e.columns().cosines;
   for (std::int64_t i = 0; i < ns; ++i) {
     const double angle = p * w[i];
-    sines[i] = static_cast<float>(std::sin(angle));
-    if (i < nc) cosines[i] = static_cast<float>(std::cos(angle));
+    double sa, ca;
+    sincos_double(angle, sa, ca);
+    sines[i] = static_cast<float>(sa);
+    if (i < nc) cosines[i] = static_cast<float>(ca);
   }
 }
 

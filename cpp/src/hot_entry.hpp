@@ -1,0 +1,13 @@
+// Internal: POSENC_HOT_ENTRY marks a -O3 function whose loops run per element and whose callers
+// (the embind methods, compiled for size in the wasm) must call it rather than inline it: through
+// link-time optimization an inlined SIMD loop would take the caller's -Oz and ran 10-30x slower
+// (measured on the rotary rows). LLVM then optimizes the function's body at -O3 on its own; binaryen
+// may still paste a single-caller body into its caller at the wasm level, which keeps that -O3
+// code (bench/run.mjs rotary rows: unchanged).
+#pragma once
+
+#if defined(__GNUC__) || defined(__clang__)
+#define POSENC_HOT_ENTRY __attribute__((noinline))
+#else
+#define POSENC_HOT_ENTRY
+#endif
