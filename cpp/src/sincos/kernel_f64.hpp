@@ -9,22 +9,17 @@
 #include <cstdint>
 
 #include "sincos/kernel_math.hpp"
+#include "sincos/kernels.hpp"
 
 namespace posenc::detail {
 
 namespace scalar {
 
-// s[i] = sin(p w[i]), c[i] = cos(p w[i]) for i < n, in float64, of the EXACT product p w[i]
-// (detail::sincos_f64 of kernel_math.hpp: two-product, double-double reduction by pi/2, the fdlibm
-// polynomials): error below 2^-53 absolute. Requires 0 <= p w[i] <= kReduceLimit.
+// s[i] = sin(p w[i]), c[i] = cos(p w[i]) for i < n, in float64, of the EXACT product p w[i]:
+// the sinusoidal kernels' sincos_row (kernels.hpp; two-product, double-double reduction by pi/2,
+// the fdlibm polynomials), error below 2^-53 absolute. Requires 0 <= p w[i] <= kReduceLimit.
 inline void sincos_f64(const double* w, std::int64_t n, double p, double* s, double* c) {
-  double ph, pl;
-  split(p, ph, pl);
-  for (std::int64_t i = 0; i < n; ++i) {
-    double wh, wl;
-    split(w[i], wh, wl);
-    detail::sincos_f64(p, ph, pl, w[i], wh, wl, s[i], c[i]);
-  }
+  sincos_row(SplitFrequencies{w}, n, p, s, c);
 }
 
 // Angle addition in float64, one rounding to float32 at the end:
@@ -55,20 +50,9 @@ inline void rotate_to_f32(const double* sa, const double* ca, const double* sd, 
 
 namespace posenc::detail::simd {
 
-// See scalar::sincos_f64 (the same operations, two lanes at a time: sincos_pair and
-// apply_quadrant_f64 of kernel_simd.hpp); n even.
+// See scalar::sincos_f64 (the same operations, two lanes at a time); n even.
 inline void sincos_f64(const double* w, std::int64_t n, double p, double* s, double* c) {
-  double ph, pl;
-  split(p, ph, pl);
-  const v128_t vp = wasm_f64x2_splat(p), vph = wasm_f64x2_splat(ph), vpl = wasm_f64x2_splat(pl);
-  const SplitFrequencies F{w};
-  for (std::int64_t i = 0; i < n; i += 2) {
-    v128_t sv, cv;
-    const v128_t k = sincos_pair(vp, vph, vpl, F, i, sv, cv);
-    apply_quadrant_f64(k, sv, cv);
-    wasm_v128_store(s + i, sv);
-    wasm_v128_store(c + i, cv);
-  }
+  sincos_row(SplitFrequencies{w}, n, p, s, c);
 }
 
 // See scalar::rotate_to_f32; n a multiple of 4.
