@@ -1,8 +1,8 @@
 // Internal: sin and cos of one float64 angle without libm (whose sin/cos and their large-argument
 // reduction, __rem_pio2, would add about 4 KB to the wasm): the project's float64 sincos
 // (kernel_f64.hpp; error below 2^-53 absolute) after a reduction modulo 2 pi as a double-double
-// above kReduceLimit (as rotary_detail::sincos_any; exact while nearest(|x| / 2 pi) < 2^53, which
-// covers every angle the validated specs give). NaN for non-finite angles, as libm.
+// above kReduceLimit (as rotary_detail::sincos_any; exact while nearest(|x| / 2 pi) < 2^52; larger
+// angles, which a huge min_timescale can give, are reduced by fmod). NaN for non-finite angles.
 #pragma once
 
 #include <cmath>
@@ -19,8 +19,12 @@ inline void sincos_double(double x, double& s, double& c) {
     return;
   }
   double r = a;
-  if (a > kReduceLimit) {
-    constexpr double kTwoPiHi = 0x1.921fb54442d18p+2, kTwoPiLo = 0x1.1a62633145c07p-52;
+  constexpr double kTwoPiHi = 0x1.921fb54442d18p+2, kTwoPiLo = 0x1.1a62633145c07p-52;
+  if (a / kTwoPiHi >= 0x1p52) {
+    // k would not be exact: reduce by the float64 2 pi exactly (fmod has no rounding). Angles this
+    // large (a huge min_timescale) carry no precision anyway; the result stays in [-1, 1].
+    r = std::fmod(a, kTwoPiHi);
+  } else if (a > kReduceLimit) {
     const double k = std::nearbyint(a / kTwoPiHi);
     double kh, kl, th, tl;
     split(k, kh, kl);
