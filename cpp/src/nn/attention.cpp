@@ -168,7 +168,8 @@ void TransformerEncoderLayer::attend_head(std::int64_t h, std::int64_t l,
     gemm(q, 3 * d, l, keys_, nullptr, Epilogue::none, scores, l);
   }
 
-  const double* key_positions = positions_.data() + l;
+  // Row positions exist only with a position step (the workspace holds none without one).
+  const double* key_positions = positions_.data() != nullptr ? positions_.data() + l : nullptr;
   const double slope = method == PositionMethod::alibi ? alibi_slopes_.data()[h] : 0.0;
   // ALiBi with consecutive positions: the bias depends on the row distance only, one table.
   const bool alibi_table = method == PositionMethod::alibi && positions_consecutive_;
