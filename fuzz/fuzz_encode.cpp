@@ -15,6 +15,7 @@ extern "C" {
 #include <quadmath.h>
 }
 
+#include "fuzz_reader.hpp"
 #include "posenc/posenc.hpp"
 
 namespace {
@@ -40,20 +41,6 @@ bool correctly_rounded(const posenc::Spec& spec, double p, std::int64_t col, flo
   const __float128 dist = fabsq(q - mid);
   return std::nextafter(f, v) == v && dist <= fabsq(q) * 0x1p-58Q + 0x1p-72Q;
 }
-
-struct Reader {
-  const std::uint8_t* data;
-  std::size_t size;
-  template <class T>
-  T take() {
-    T value{};
-    const std::size_t n = size < sizeof(T) ? size : sizeof(T);
-    std::memcpy(&value, data, n);
-    data += n;
-    size -= n;
-    return value;
-  }
-};
 
 }  // namespace
 

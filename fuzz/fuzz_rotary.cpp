@@ -11,23 +11,10 @@
 #include <cstring>
 #include <vector>
 
+#include "fuzz_reader.hpp"
 #include "posenc/posenc.hpp"
 
 namespace {
-
-struct Reader {
-  const std::uint8_t* data;
-  std::size_t size;
-  template <class T>
-  T take() {
-    T value{};
-    const std::size_t n = size < sizeof(T) ? size : sizeof(T);
-    std::memcpy(&value, data, n);
-    data += n;
-    size -= n;
-    return value;
-  }
-};
 
 void check(bool ok) {
   if (!ok) std::abort();
