@@ -9,21 +9,10 @@
 #include <functional>
 #include <vector>
 
+#include "median.hpp"
 #include "posenc/posenc.hpp"
 
 namespace {
-
-double median_seconds(int runs, const std::function<void()>& f) {
-  std::vector<double> t;
-  f();  // warm up (builds the angle-addition table)
-  for (int i = 0; i < runs; ++i) {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 volatile float sink;
 

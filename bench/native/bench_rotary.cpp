@@ -10,21 +10,10 @@
 #include <functional>
 #include <vector>
 
+#include "median.hpp"
 #include "posenc/posenc.hpp"
 
 namespace {
-
-double median_seconds(int runs, const std::function<void()>& f) {
-  std::vector<double> t;
-  f();
-  for (int i = 0; i < runs; ++i) {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 volatile float sink;
 
@@ -112,8 +101,7 @@ int main() {
     const std::size_t n = 64u * 64 * 1024;
     write_case("encode2d 64 x 64 x 1024 (table)", n,
                [&](float* out) { t.write_rows(0, t.rows(), out, n); });
-    write_case("encode2d 64 x 64 x 1024 (one call)", n,
-               [&](float* out) { encode_2d(s, out, n); });
+    write_case("encode2d 64 x 64 x 1024 (one call)", n, [&](float* out) { encode_2d(s, out, n); });
   }
   return 0;
 }
