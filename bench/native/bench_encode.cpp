@@ -62,7 +62,7 @@ int main() {
       if (sh.rows == 2048 && layout == Layout::interleaved) {
         std::vector<float> ref(n);
         const double t_ref = median_seconds(3, [&] { enc.encode_reference(rows, ref.data(), n); });
-        std::printf("%6lld x %4lld reference (libm per element) %.3f ms\n",
+        std::printf("%6lld x %4lld reference (float64 sincos per element) %.3f ms\n",
                     static_cast<long long>(sh.rows), static_cast<long long>(sh.dim), t_ref * 1e3);
       }
     }
