@@ -81,6 +81,10 @@ export function attachRotaryApi(api, ctx) {
     const s = checkOptionsObject(fn, scaling, SCALING_OPTIONS, 'scaling');
     if (s.type === undefined) throw typeError(fn, 'scaling.type', `one of '${ROPE_SCALING_TYPES.join("', '")}'`, undefined);
     record[OPTION.scalingType] = checkEnum(fn, 'scaling.type', s.type, ROPE_SCALING_TYPES);
+    // As Hugging Face's rope_scaling validation: every rule but longrope needs its factor.
+    if (s.factor === undefined && s.type !== 'default' && s.type !== 'longrope') {
+      throw typeError(fn, 'scaling.factor', `a number (required by type '${s.type}')`, undefined);
+    }
     for (const [name, field] of SCALING_NUMBERS) {
       if (s[name] !== undefined) record[field] = checkNumber(fn, `scaling.${name}`, s[name]);
     }
@@ -89,6 +93,9 @@ export function attachRotaryApi(api, ctx) {
     for (const name of ['shortFactor', 'longFactor']) {
       if (s[name] === undefined) continue;
       checkNumberList(fn, `scaling.${name}`, s[name], undefined, { expected: 'an Array or typed array of numbers' });
+      for (let i = 0; i < s[name].length; i++) {
+        if (typeof s[name][i] !== 'number') throw typeError(fn, `scaling.${name}[${i}]`, 'a number', s[name][i]);
+      }
       lists[name] = Float64Array.from(s[name]);
     }
     if (lists.shortFactor && lists.longFactor && lists.shortFactor.length !== lists.longFactor.length) {
@@ -118,6 +125,9 @@ export function attachRotaryApi(api, ctx) {
       record[OPTION.rotaryDim] = checkNumber(fn, 'rotaryDim', o.rotaryDim, { integer: true, min: 2, max: Module.ROTARY_MAX_HEAD_DIM });
     }
     if (o.layout !== undefined) record[OPTION.layout] = checkEnum(fn, 'layout', o.layout, ROTARY_LAYOUTS);
+    if (text === null && o.rotaryDim === undefined && o.headDim % 2 !== 0) {
+      throw new RangeError(`posenc.${fn}: headDim must be even when rotaryDim is not given (all of the head rotates), got ${o.headDim}`);
+    }
     let lists = {};
     if (o.scaling !== undefined && o.scaling !== null) lists = writeScaling(fn, o.scaling, record);
     if (text === null) {

@@ -21,12 +21,17 @@ export function attachSincos2dApi(api, ctx) {
     checkNumber(fn, 'dim', dim, { integer: true, min: 4, max: 65536 });
     if (dim % 4 !== 0) throw new RangeError(`posenc.${fn}: dim must be a multiple of 4 (sin and cos of two coordinates), got ${dim}`);
     const o = checkOptionsObject(fn, options, OPTIONS);
+    const cls = checkBoolean(fn, 'clsToken', o.clsToken, false);
+    const elements = ((cls ? 1 : 0) + height * width) * dim;
+    if (elements > 2 ** 31 - 1) {
+      throw new RangeError(`posenc.${fn}: ((clsToken ? 1 : 0) + height * width) * dim must be at most 2^31 - 1, got ${elements}`);
+    }
     const preset = o.preset === undefined ? 0 : checkEnum(fn, 'preset', o.preset, SINCOS2D_PRESETS);
     const base = o.base === undefined ? 10000 : checkNumber(fn, 'base', o.base, { above: 1 });
     const request = new Float64Array(Module.SINCOS2D_FIELDS);
     request.set([
       height, width, dim, preset, base,
-      checkBoolean(fn, 'clsToken', o.clsToken, false) ? 1 : 0,
+      cls ? 1 : 0,
       checkBoolean(fn, 'reverseCoord', o.reverseCoord, false) ? 1 : 0,
       checkBoolean(fn, 'interleaveSinCos', o.interleaveSinCos, false) ? 1 : 0,
     ]);

@@ -11,9 +11,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { layerInput, layerState } from '../fixtures/layer/lcg.mjs';
-import { BOUND, fixtureDir, loadPackage, maxAbsDiff, oracleTable, root } from './helpers.mjs';
+import { BOUND, fixtureDir, loadEncodingPackage, loadPackage, maxAbsDiff, oracleTable, root } from './helpers.mjs';
 
 const { init, simdSupported } = await loadPackage();
+// The rotary, ALiBi and 2D rows need an instance that has those families: the main entry when it
+// links them, else posenc/encoding.
+const familiesInit = (await init()).rotary ? init : (await loadEncodingPackage()).init;
+const FAMILY_CALL = /\b(?:pe\.rotary|rot|pe\.alibiSlopes|pe\.alibiBias|pe\.encode2d)\b/;
 
 // ---- the README's tables -----------------------------------------------------------------------
 const HEADER = '| call | error | message contains |';
@@ -62,11 +66,34 @@ const LAYER_OPTIONS = { keyPaddingMask: layerFixture.keyPaddingMask };
 const tagger = JSON.parse(readFileSync(join(fixtureDir, 'model', 'tagger.json'), 'utf8'));
 const TAGGER_BYTES = new Uint8Array(readFileSync(join(fixtureDir, 'model', 'tagger.safetensors')));
 const ENCODE_ARGS = [3, 8, { offset: 5 }];
+// rot = pe.rotary({ headDim: 8 }) and its input: 2 positions x 1 head x 8 floats.
+const QUERIES = Float32Array.from({ length: 16 }, (_, i) => Math.fround(Math.sin(1 + 3 * i)));
+const LLAMA = { hidden_size: 64, num_attention_heads: 4, rope_theta: 500000 };
+
+/** float64 rotate-half RoPE of QUERIES (headDim 8, base 10000) at positions `positions`. */
+function rotaryOracle(positions) {
+  const out = new Float64Array(QUERIES.length);
+  positions.forEach((p, row) => {
+    for (let i = 0; i < 4; i++) {
+      const angle = p * Math.pow(10000, -i / 4);
+      const x = QUERIES[row * 8 + i];
+      const y = QUERIES[row * 8 + i + 4];
+      out[row * 8 + i] = x * Math.cos(angle) - y * Math.sin(angle);
+      out[row * 8 + i + 4] = y * Math.cos(angle) + x * Math.sin(angle);
+    }
+  });
+  return out;
+}
 
 const weightsOf = () => layerState(layerFixture.seed, CONFIG.dModel, CONFIG.ffDim);
 
 /** Objects a call may use: how an instance makes one, and the valid call that checks it. */
 const OBJECTS = {
+  rot: {
+    families: true,
+    make: (pe) => pe.rotary({ headDim: 8 }),
+    check: (rot) => rot.apply(QUERIES.slice(), { offset: 3 }),
+  },
   enc: {
     make: (pe) => pe.encoder({ dim: 8 }),
     check: (enc) => enc.encode(3, { offset: 2 }),
@@ -135,11 +162,13 @@ async function references(simd) {
   const ref = { encode: pe.encode(...ENCODE_ARGS) };
   const spec = { dim: 8, layout: 'interleaved', frequencies: 'paper', odd: 'paper' };
   assert.ok(maxAbsDiff(ref.encode, oracleTable(spec, [5, 6, 7])) <= BOUND, 'encode vs float64 oracle');
+  const peFamilies = await familiesInit({ simd });
   for (const [name, o] of Object.entries(OBJECTS)) {
-    const object = o.make(pe);
+    const object = o.make(o.families ? peFamilies : pe);
     ref[name] = o.check(object);
     object.dispose();
   }
+  assert.ok(maxAbsDiff(ref.rot, rotaryOracle([3, 4])) <= 2 * BOUND, 'rotary vs float64 oracle');
   assert.ok(maxAbsDiff(ref.enc, oracleTable(spec, [2, 3, 4])) <= BOUND, 'encoder vs float64 oracle');
   assert.ok(maxAbsDiff(ref.layer, layerFixture.expected) <= 4e-6, 'layer vs PyTorch');
   assert.ok(maxAbsDiff(ref.model, tagger.cases[0].logitsWithPE) <= 1e-5, 'model vs PyTorch');
@@ -157,6 +186,8 @@ async function runRow(pe, ref, row) {
     config: { ...CONFIG },
     weights: weightsOf(),
     x: LAYER_INPUT.slice(),
+    queries: QUERIES.slice(),
+    llama: structuredClone(LLAMA),
     bytes: TAGGER_BYTES.slice(),
     detached,
     withMetadata,
@@ -230,7 +261,8 @@ test('the README has the checked tables, covering every public function and erro
     /\bpe\.encoder\(/, /\benc\.encode\(/, /\benc\.addTo\(/, /\benc\.concat\(/, /\benc\.shift\(/,
     /\bpe\.encoderLayer\(/, /\blayer\.forward\(/, /\)\.attention\(\)/, /\bpe\.loadModel\(/,
     /\bmodel\.forward\(/, /\bmodel\.attention\(/, /\)\.dispose\(\)/, /\bdetached\(/, /\bshared\(/,
-    /\bmanyHeads\.forward\(/,
+    /\bmanyHeads\.forward\(/, /\bpe\.rotary\(/, /\brot\.apply\(/, /\brot\.cosSin\(/, /\bpe\.alibiSlopes\(/,
+    /\bpe\.alibiBias\(/, /\bpe\.encode2d\(/,
   ]) {
     assert.match(calls, pattern, `no row calls ${pattern}`);
   }
@@ -244,7 +276,8 @@ test('the README has the checked tables, covering every public function and erro
   const accepts = section.slice(section.indexOf('### What each function accepts'), section.indexOf('### Every bad input'));
   for (const name of ['init(', 'simdSupported(', 'pe.presets', 'pe.encode(', 'pe.addTo(', 'pe.concat(', 'pe.shift(',
     'pe.encoder(', 'enc.encode(', 'enc.addTo(', 'enc.concat(', 'enc.shift(', 'pe.encoderLayer(', 'layer.forward(',
-    'layer.attention(', 'pe.loadModel(', 'model.forward(', 'model.attention(', 'dispose(']) {
+    'layer.attention(', 'pe.loadModel(', 'model.forward(', 'model.attention(', 'pe.rotary(', 'rot.apply(', 'rot.cosSin(',
+    'pe.alibiSlopes(', 'pe.alibiBias(', 'pe.encode2d(', 'dispose(']) {
     assert.ok(accepts.includes(`\`${name}`), `the accepts table does not list ${name}`);
   }
 });
@@ -256,8 +289,9 @@ for (const simd of [true, false]) {
     for (const heading of headings) {
       describe(heading, () => {
         let pe; // one instance per table: every row's errors land on it
+        const families = rows.some((r) => r.heading === heading && FAMILY_CALL.test(r.call));
         before(async () => {
-          pe = await init({ simd });
+          pe = await (families ? familiesInit : init)({ simd });
         });
         for (const row of rows.filter((r) => r.heading === heading)) {
           test(`${row.call} -> ${row.error}`, () => runRow(pe, ref, row));

@@ -44,7 +44,7 @@ EncodingError read_count(const JsonValue& obj, const char* key, const std::strin
   if (!e.ok() || !*present) return e;
   if (v != std::floor(v) || v < 1 || v > 2147483647.0)
     return encoding_error(EncodingStatus::invalid_argument, prefix + key,
-                          "must be an integer from 1 to 2^31 - 1 (got " + format_number(v) + ")");
+                          "must be an integer from 1 to 2^31 - 1, got " + format_number(v));
   *out = static_cast<std::int64_t>(v);
   return {};
 }
@@ -239,7 +239,7 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
   if (!present) spec.base = 10000.0;
   if (!(spec.base > 1.0))
     return encoding_error(EncodingStatus::invalid_argument, base_name,
-                          "must be a finite number > 1 (got " + format_number(spec.base) + ")");
+                          "must be a finite number > 1, got " + format_number(spec.base));
 
   // head_dim: getattr(config, "head_dim", None) or hidden_size // num_attention_heads.
   std::string head_name = p + "head_dim";
@@ -260,18 +260,19 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
                             "or config.hidden_size and config.num_attention_heads (n_embd and "
                             "n_head) must be given");
     spec.head_dim = hidden / heads;
-    head_name = p + hidden_key;
+    head_name = p + hidden_key + " / " + p + heads_key;
   }
   if (spec.head_dim < 2 || spec.head_dim > kMaxRotaryHeadDim)
     return encoding_error(
         EncodingStatus::invalid_argument, head_name,
-        "must give a head dim from 2 to 65536 (got " + integer_text(spec.head_dim) + ")");
+        "must give a head dim from 2 to 65536, got " + integer_text(spec.head_dim));
 
   // rotary dim: rotary_dim (GPT-J, CodeGen), else int(head_dim * partial_rotary_factor).
   std::int64_t rotary_dim = 0;
   e = read_count(root, "rotary_dim", p, &rotary_dim, &present);
   if (!e.ok()) return e;
   std::string rotary_name = p + "rotary_dim";
+  bool whole_head = false;  // no rotary_dim or factor: all of the head rotates
   if (!present) {
     double partial = 1.0;
     rotary_name = p + "partial_rotary_factor";
@@ -281,18 +282,25 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
       rotary_name = p + "rotary_pct";
       e = read_number(root, "rotary_pct", p, &partial, &present);
       if (!e.ok()) return e;
-      if (!present) partial = model_type == "gpt_neox" ? 0.25 : 1.0;  // GPTNeoXConfig default
+      if (!present) {
+        partial = model_type == "gpt_neox" ? 0.25 : 1.0;  // GPTNeoXConfig default
+        whole_head = partial == 1.0;
+        rotary_name = head_name;
+      }
     }
     if (!(partial > 0) || partial > 1)
       return encoding_error(EncodingStatus::invalid_argument, rotary_name,
-                            "must be a number in (0, 1] (got " + format_number(partial) + ")");
+                            "must be a number in (0, 1], got " + format_number(partial));
     rotary_dim = static_cast<std::int64_t>(static_cast<double>(spec.head_dim) * partial);
   }
+  if (whole_head && rotary_dim % 2 != 0)
+    return encoding_error(
+        EncodingStatus::invalid_argument, head_name,
+        "must give an even head dim (all of it rotates), got " + integer_text(spec.head_dim));
   if (rotary_dim < 2 || rotary_dim > spec.head_dim || rotary_dim % 2 != 0)
     return encoding_error(EncodingStatus::invalid_argument, rotary_name,
                           "must give an even rotary dim from 2 to the head dim " +
-                              integer_text(spec.head_dim) + " (got " + integer_text(rotary_dim) +
-                              ")");
+                              integer_text(spec.head_dim) + ", got " + integer_text(rotary_dim));
   spec.rotary_dim = rotary_dim;
   if (model_type == "gptj" || model_type == "codegen") spec.layout = RotaryLayout::interleaved;
 
@@ -309,7 +317,7 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
   if (!e.ok()) return e;
   if (present && !(top_l0 >= 1))
     return encoding_error(EncodingStatus::invalid_argument, p + "original_max_position_embeddings",
-                          "must be a number >= 1 (got " + format_number(top_l0) + ")");
+                          "must be a number >= 1, got " + format_number(top_l0));
   if (rs != nullptr) {
     e = read_scaling(*rs, p + rs_name + ".", mpe, top_l0, mpe_name, rs_name == "rope_parameters",
                      &spec.scaling);

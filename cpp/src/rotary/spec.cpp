@@ -59,7 +59,7 @@ constexpr Names kConfigNames = {"config.head_dim",
 
 EncodingError bad(const char* name, const std::string& requirement, double got) {
   return encoding_error(EncodingStatus::invalid_argument, name,
-                        requirement + " (got " + format_number(got) + ")");
+                        requirement + ", got " + format_number(got));
 }
 
 bool finite(double v) {
