@@ -137,6 +137,20 @@ class Rotary : public Errors {
       o[i] = w[i];
   }
 
+  // Writes rotaryDim / 2 doubles to out: the frequencies of a call whose largest position + 1 is
+  // sequence_length ('dynamic' and 'longrope' change them past the original context).
+  int inverseFrequenciesFor(double sequence_length, std::uintptr_t out) {
+    std::vector<double> w;
+    double attention = 1.0;
+    const posenc::EncodingError e =
+        posenc::rotary_frequencies(rotary_.spec(), sequence_length, &w, &attention);
+    if (!e.ok()) return keep(e);
+    double* o = reinterpret_cast<double*>(out);
+    for (std::size_t i = 0; i < w.size(); ++i)
+      o[i] = w[i];
+    return 0;
+  }
+
   int apply(std::uintptr_t request) {
     const double* q = reinterpret_cast<const double*>(request);
     const posenc::RotaryRows rows = rows_of(q);
@@ -281,6 +295,7 @@ EMSCRIPTEN_BINDINGS(posenc_rotary) {
       .function("scalingType", &Rotary::scalingType)
       .function("attentionScaling", &Rotary::attentionScaling)
       .function("inverseFrequencies", &Rotary::inverseFrequencies)
+      .function("inverseFrequenciesFor", &Rotary::inverseFrequenciesFor)
       .function("apply", &Rotary::apply)
       .function("cosSin", &Rotary::cosSin)
       .function("errorArgument", &Rotary::errorArgument)

@@ -67,6 +67,12 @@ export interface Rotary {
   readonly attentionScaling: number;
   /** The rotaryDim / 2 frequencies used (radians per position; for dynamic / longrope the set of short sequences). */
   readonly inverseFrequencies: Float64Array;
+  /**
+   * The frequencies of a call whose largest position + 1 is sequenceLength (1..2^31): as
+   * inverseFrequencies, except past the original context of 'dynamic' (a larger base) and
+   * 'longrope' (the long factors), as Hugging Face picks them per call.
+   */
+  inverseFrequenciesFor(sequenceLength: number): Float64Array;
   readonly disposed: boolean;
   /**
    * In place on x, [L, heads, headDim] float32 row-major: every pair (x, y) of the rotating channels

@@ -219,6 +219,20 @@ export function attachRotaryApi(api, ctx) {
     rot.attentionScaling = attentionScaling;
     rot.inverseFrequencies = inverseFrequencies;
 
+    /**
+     * The frequencies a call whose largest position + 1 is sequenceLength uses: inverseFrequencies
+     * except past the original context of 'dynamic' (recomputed base) and 'longrope' (long factors).
+     */
+    rot.inverseFrequenciesFor = function inverseFrequenciesFor(sequenceLength) {
+      const fn = 'rotary.inverseFrequenciesFor';
+      const h = live('inverseFrequenciesFor');
+      checkNumber(fn, 'sequenceLength', sequenceLength, { min: 1, max: 2 ** 31 });
+      return withBuffers(fn, [(rotaryDim / 2) * 8], (ptr) => {
+        if (h.inverseFrequenciesFor(sequenceLength, ptr) !== 0) throw familyError(fn, h);
+        return Module.HEAPF64.slice(ptr / 8, ptr / 8 + rotaryDim / 2);
+      });
+    };
+
     /** Rotates x ([L, heads, headDim] float32, row-major) in place and returns it. */
     rot.apply = function apply(x, options) {
       const fn = 'rotary.apply';

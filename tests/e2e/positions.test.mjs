@@ -229,11 +229,25 @@ describe('demo page, sections 7-10 (issue 13)', () => {
       assert.equal(Number(await summary.getAttribute('data-head-dim')), fx.resolved.headDim, `${label}: headDim`);
       assert.equal(Number(await summary.getAttribute('data-rotary-dim')), fx.resolved.rotaryDim, `${label}: rotaryDim`);
       assert.ok(Math.abs((await scaling()) - fx.attentionScaling) < 1e-9, `${label}: attentionScaling ${await scaling()} vs ${fx.attentionScaling}`);
-      const expected = (fx.invFreq.short ?? fx.invFreq.default).values;
+      const expected = (fx.invFreq.short ?? fx.invFreq.default ?? fx.invFreq.seqLen4096).values;
       const got = JSON.parse(await summary.getAttribute('data-inverse-frequencies'));
       assert.equal(got.length, expected.length, `${label}: number of pairs`);
       const worst = Math.max(...got.map((w, i) => Math.abs(w - expected[i]) / expected[i]));
       assert.ok(worst < 1e-6, `${label}: inverse frequencies off by ${worst} relative`);
+      // dynamic / longrope: the set of a full-context sequence, against the fixture's set of the
+      // same length where it has one (Phi-3's long factors, dynamic NTK at 2 x 4096)
+      const longLength = await summary.getAttribute('data-long-length');
+      if (fx.resolved.ropeType === 'dynamic' || fx.resolved.ropeType === 'longrope') {
+        assert.ok(Number(longLength) > 1, `${label}: no long-sequence curve`);
+        const set = Object.values(fx.invFreq).find((s) => s.seqLen === Number(longLength)) ??
+          (fx.resolved.ropeType === 'longrope' ? fx.invFreq.long : null);
+        if (set) {
+          const long = JSON.parse(await summary.getAttribute('data-long-inverse-frequencies'));
+          assert.deepEqual(long, set.values.map(Math.fround), `${label}: the ${longLength}-token set`);
+        }
+      } else {
+        assert.equal(longLength, null, `${label}: a long-sequence curve without dynamic or longrope`);
+      }
       console.log(`  ${label.padEnd(44)} attentionScaling ${(await scaling()).toFixed(6)}  inverse frequencies within ${worst.toExponential(1)} of the fixture`);
       if (/YaRN \(factor 4\)|longrope/.test(label)) await shoot(page, 'rope-scaling', `rope-scaling-${/longrope/.test(label) ? 'longrope' : 'yarn'}`);
     }

@@ -261,7 +261,7 @@ test('the README has the checked tables, covering every public function and erro
     /\bpe\.encoder\(/, /\benc\.encode\(/, /\benc\.addTo\(/, /\benc\.concat\(/, /\benc\.shift\(/,
     /\bpe\.encoderLayer\(/, /\blayer\.forward\(/, /\)\.attention\(\)/, /\bpe\.loadModel\(/,
     /\bmodel\.forward\(/, /\bmodel\.attention\(/, /\)\.dispose\(\)/, /\bdetached\(/, /\bshared\(/,
-    /\bmanyHeads\.forward\(/, /\bpe\.rotary\(/, /\brot\.apply\(/, /\brot\.cosSin\(/, /\bpe\.alibiSlopes\(/,
+    /\bmanyHeads\.forward\(/, /\bpe\.rotary\(/, /\brot\.apply\(/, /\brot\.cosSin\(/, /\brot\.inverseFrequenciesFor\(/, /\bpe\.alibiSlopes\(/,
     /\bpe\.alibiBias\(/, /\bpe\.encode2d\(/,
   ]) {
     assert.match(calls, pattern, `no row calls ${pattern}`);
@@ -276,7 +276,7 @@ test('the README has the checked tables, covering every public function and erro
   const accepts = section.slice(section.indexOf('### What each function accepts'), section.indexOf('### Every bad input'));
   for (const name of ['init(', 'simdSupported(', 'pe.presets', 'pe.encode(', 'pe.addTo(', 'pe.concat(', 'pe.shift(',
     'pe.encoder(', 'enc.encode(', 'enc.addTo(', 'enc.concat(', 'enc.shift(', 'pe.encoderLayer(', 'layer.forward(',
-    'layer.attention(', 'pe.loadModel(', 'model.forward(', 'model.attention(', 'pe.rotary(', 'rot.apply(', 'rot.cosSin(',
+    'layer.attention(', 'pe.loadModel(', 'model.forward(', 'model.attention(', 'pe.rotary(', 'rot.apply(', 'rot.cosSin(', 'rot.inverseFrequenciesFor(',
     'pe.alibiSlopes(', 'pe.alibiBias(', 'pe.encode2d(', 'dispose(']) {
     assert.ok(accepts.includes(`\`${name}`), `the accepts table does not list ${name}`);
   }

@@ -38,6 +38,11 @@ for (const simd of [true, false]) {
           assert.ok(Math.abs(rot.attentionScaling - f.attentionScaling) <= 1e-15 * f.attentionScaling);
           const first = f.invFreq.default ?? f.invFreq.short ?? f.invFreq.seqLen4096;
           assert.deepEqual(Array.from(rot.inverseFrequencies), first.values.map(Math.fround));
+          // Every set the fixture records, at its sequence length (null: the short set).
+          for (const [name, set] of Object.entries(f.invFreq)) {
+            const got = rot.inverseFrequenciesFor(set.seqLen ?? 1);
+            assert.deepEqual(Array.from(got), set.values.map(Math.fround), `${id} ${name}`);
+          }
           for (const t of f.tables) {
             const { cos, sin } = rot.cosSin(t.positions.length, { positions: t.positions });
             assert.ok(maxDiff(cos, t.cos) <= BOUND, `${t.invFreq} cos`);

@@ -15,6 +15,7 @@ import { config as qwen25Yarn } from '../../../tests/fixtures/rotary/hf-qwen2.5-
 import { config as phi3 } from '../../../tests/fixtures/rotary/hf-phi-3-mini-128k-instruct.json';
 import { config as gptOss } from '../../../tests/fixtures/rotary/hf-gpt-oss-20b-yarn.json';
 import { config as vicuna16k } from '../../../tests/fixtures/rotary/hf-vicuna-7b-v1.5-16k-linear.json';
+import { config as llama2Dynamic } from '../../../tests/fixtures/rotary/hf-llama-2-7b-dynamic.json';
 import { config as llama2 } from '../../../tests/fixtures/rotary/hf-llama-2-7b.json';
 import { config as gptNeox } from '../../../tests/fixtures/rotary/hf-gpt-neox-20b.json';
 import { config as gptJ } from '../../../tests/fixtures/rotary/hf-gpt-j-6b.json';
@@ -326,6 +327,7 @@ export const SCALING_PRESETS = [
   { name: 'Phi-3-mini-128k-instruct (longrope)', fixture: 'hf-phi-3-mini-128k-instruct', config: phi3 },
   { name: 'gpt-oss-20b (YaRN, factor 32)', fixture: 'hf-gpt-oss-20b-yarn', config: gptOss },
   { name: 'vicuna-7b-v1.5-16k (linear, factor 4)', fixture: 'hf-vicuna-7b-v1.5-16k-linear', config: vicuna16k },
+  { name: 'Llama-2-7B + dynamic NTK (factor 2)', fixture: 'hf-llama-2-7b-dynamic', config: llama2Dynamic },
   { name: 'Llama-2-7B (no scaling)', fixture: 'hf-llama-2-7b', config: llama2 },
   { name: 'GPT-NeoX-20B (rotary on 1/4 of each head)', fixture: 'hf-gpt-neox-20b', config: gptNeox },
   { name: 'GPT-J-6B (interleaved, rotary_dim 64)', fixture: 'hf-gpt-j-6b', config: gptJ },
@@ -396,8 +398,34 @@ export function setupRopeScaling(pe) {
           { label: 'with rope_scaling', color: palette[1], width: 2.5, value: (u, v) => (v == null ? '–' : v.toPrecision(6)) },
         ];
         const data = [x, plain, scaled];
+        // dynamic NTK and longrope change their frequencies past the original context (per call, as
+        // HF does): the set a sequence of the full context length uses
+        const rules = config.rope_scaling ?? config.rope_parameters;
+        const original = config.original_max_position_embeddings ?? rules?.original_max_position_embeddings;
+        let longLength = 0;
+        if (rot.scaling === 'dynamic' || rot.scaling === 'longrope') {
+          const mpe = config.max_position_embeddings ?? 0;
+          longLength = Math.max(mpe, (original ?? mpe) * (typeof rules?.factor === 'number' ? rules.factor : 1));
+        }
+        if (longLength > 1) {
+          const shortUpTo = original ?? config.max_position_embeddings;
+          if (shortUpTo) series[1].label = `with rope_scaling, up to ${shortUpTo} tokens`;
+          const longSet = rot.inverseFrequenciesFor(longLength);
+          series.push({
+            label: `with rope_scaling, a ${longLength}-token sequence`,
+            color: palette[2],
+            width: 2,
+            dash: [3, 3],
+            value: (u, v) => (v == null ? '–' : v.toPrecision(6)),
+          });
+          data.push(Float64Array.from(longSet, (w) => TAU / w));
+          summary.dataset.longLength = String(longLength);
+          summary.dataset.longInverseFrequencies = JSON.stringify(Array.from(longSet));
+        } else {
+          delete summary.dataset.longLength;
+          delete summary.dataset.longInverseFrequencies;
+        }
         // the context lengths the config names, as flat lines to compare wavelengths with
-        const original = config.original_max_position_embeddings ?? (config.rope_scaling ?? config.rope_parameters)?.original_max_position_embeddings;
         for (const [name, v, color] of [
           ['original context', original, palette[3]],
           ['max_position_embeddings', config.max_position_embeddings, palette[4]],
@@ -426,7 +454,8 @@ export function setupRopeScaling(pe) {
           `pe.rotary({ config }): headDim ${rot.headDim}, rotaryDim ${rot.rotaryDim}, layout ${rot.layout}; ` +
           `rot.attentionScaling = ${rot.attentionScaling.toPrecision(6)}. ${changed} of ${half} pairs have a new ` +
           `wavelength, × ${lo.toPrecision(4)} to × ${hi.toPrecision(4)}; the longest is ` +
-          `${scaled[half - 1].toPrecision(6)} positions (unscaled ${plain[half - 1].toPrecision(6)}).`;
+          `${scaled[half - 1].toPrecision(6)} positions (unscaled ${plain[half - 1].toPrecision(6)}).` +
+          (longLength > 1 ? ` A ${longLength}-token sequence uses rot.inverseFrequenciesFor(${longLength}) (dashed).` : '');
       } catch (err) {
         rot.dispose();
         throw err;
