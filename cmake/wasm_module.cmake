@@ -48,17 +48,17 @@ function(posenc_add_wasm_module name core)
   set_target_properties(${name} PROPERTIES SUFFIX ".mjs")
 endfunction()
 
-# The package's main entry (`posenc`): the paper's encodings and the transformer. The rotary, ALiBi
-# and 2D families are linked into `posenc/encoding` only for now: with them this module measured
-# 102 KB gzipped with its glue and JS, over the 90 KB budget (README.md, "Bundlers").
-set(POSENC_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp bindings/bind_nn.cpp)
+# The package's main entry (`posenc`): every family of encodings (the paper's, rotary, ALiBi, 2D)
+# and the transformer (layer, model, safetensors reader).
+set(POSENC_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp bindings/bind_nn.cpp
+                    bindings/rotary_bindings.cpp)
 posenc_add_wasm_module(posenc_simd posenc ${POSENC_BINDINGS})
 posenc_add_wasm_module(posenc_baseline_module posenc_baseline ${POSENC_BINDINGS})
 set_target_properties(posenc_baseline_module PROPERTIES OUTPUT_NAME posenc_baseline)
 
-# `posenc/encoding`: every family of encodings (the paper's, rotary, ALiBi, 2D), without the
-# transformer. Linked without bind_nn.cpp, the core's
-# layer, model and safetensors reader drop out of the .wasm (README.md, "Bundlers").
+# `posenc/encoding`, the lighter entry: every family of encodings without the transformer. Linked
+# without bind_nn.cpp, the core's layer, model and safetensors reader drop out of the .wasm
+# (README.md, "Bundlers").
 set(POSENC_ENCODING_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp
                              bindings/rotary_bindings.cpp)
 posenc_add_wasm_module(posenc_encoding_simd posenc ${POSENC_ENCODING_BINDINGS})
