@@ -162,11 +162,17 @@ export interface PosencSinusoidal {
   encoder(options: SpecOptions & { dim: number }): Encoder;
 }
 
-/** What `posenc/encoding`'s init() returns: every family of encodings (the paper's, rotary, ALiBi, 2D). */
+/**
+ * What `posenc/encoding`'s init() returns: every family of encodings (the paper's, rotary, ALiBi, 2D),
+ * without the transformer (a smaller download than `posenc`).
+ */
 export interface PosencEncoding extends PosencSinusoidal, RotaryApi {}
 
-/** What `posenc`'s init() returns: the paper's encodings and the transformer layer and model. */
-export interface Posenc extends PosencSinusoidal, LayerApi {}
+/**
+ * What `posenc`'s init() returns: every family of encodings (the paper's, rotary, ALiBi, 2D) and the
+ * transformer layer and model.
+ */
+export interface Posenc extends PosencEncoding, LayerApi {}
 
 export interface InitOptions {
   /** true: require the SIMD build (throws where unsupported); false: force the baseline build. Default: detect. */

@@ -16,7 +16,9 @@
 # link time made the encoder layer about 6% slower, and -Oz also links libc's smaller log and
 # byte-loop memcpy. -sTEXTDECODER=2: every target (browsers, workers, Node) has TextDecoder, so the
 # glue's hand-written UTF-8 decoding fallback is left out (212 B less gzipped). CMakeLists.txt compiles the code that does not run per element with -Oz (kept
-# through LTO as the functions' size attributes).
+# through LTO as the functions' size attributes). embind_unused_types.js keeps the converters of
+# embind's built-in types the bindings never use (wide strings, val, memory views) out of the glue
+# (570 B less gzipped).
 set(POSENC_WASM_LINK_OPTIONS
   -sMODULARIZE=1
   -sEXPORT_ES6=1
@@ -35,7 +37,18 @@ set(POSENC_WASM_LINK_OPTIONS
   -fno-rtti
   -flto
   --no-entry
+  "SHELL:--js-library ${CMAKE_CURRENT_LIST_DIR}/embind_unused_types.js"
 )
+
+# The glue through Closure Compiler (ADVANCED, as emcc runs it): 400 B less gzipped than terser
+# alone after the rest of the size work (scripts/build.mjs minifies the glue again). emcc finds the
+# compiler through EM_CLOSURE_COMPILER; scripts/build.mjs sets it to the npm devDependency
+# google-closure-compiler and turns this on. Off by default, so a plain `emcmake cmake` build needs
+# no Closure.
+option(POSENC_WASM_CLOSURE "Run Closure Compiler over the wasm modules' JS glue (needs EM_CLOSURE_COMPILER)" OFF)
+if(POSENC_WASM_CLOSURE)
+  list(APPEND POSENC_WASM_LINK_OPTIONS "SHELL:--closure 1")
+endif()
 
 # name: the target (and .mjs/.wasm name); core: the core library; the rest: the binding sources.
 function(posenc_add_wasm_module name core)
@@ -45,20 +58,20 @@ function(posenc_add_wasm_module name core)
   target_compile_definitions(${name} PRIVATE EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0)
   target_compile_options(${name} PRIVATE ${POSENC_WARNINGS} -fno-exceptions -fno-rtti -flto)
   target_link_options(${name} PRIVATE ${POSENC_WASM_LINK_OPTIONS} -sEXPORT_NAME=${name})
-  set_target_properties(${name} PROPERTIES SUFFIX ".mjs")
+  set_target_properties(${name} PROPERTIES SUFFIX ".mjs" LINK_DEPENDS ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/embind_unused_types.js)
 endfunction()
 
-# The package's main entry (`posenc`): the paper's encodings and the transformer. The rotary, ALiBi
-# and 2D families are linked into `posenc/encoding` only for now: with them this module measured
-# 102 KB gzipped with its glue and JS, over the 90 KB budget (README.md, "Bundlers").
-set(POSENC_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp bindings/bind_nn.cpp)
+# The package's main entry (`posenc`): every family of encodings (the paper's, rotary, ALiBi, 2D)
+# and the transformer (layer, model, safetensors reader).
+set(POSENC_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp bindings/bind_nn.cpp
+                    bindings/rotary_bindings.cpp)
 posenc_add_wasm_module(posenc_simd posenc ${POSENC_BINDINGS})
 posenc_add_wasm_module(posenc_baseline_module posenc_baseline ${POSENC_BINDINGS})
 set_target_properties(posenc_baseline_module PROPERTIES OUTPUT_NAME posenc_baseline)
 
-# `posenc/encoding`: every family of encodings (the paper's, rotary, ALiBi, 2D), without the
-# transformer. Linked without bind_nn.cpp, the core's
-# layer, model and safetensors reader drop out of the .wasm (README.md, "Bundlers").
+# `posenc/encoding`, the lighter entry: every family of encodings without the transformer. Linked
+# without bind_nn.cpp, the core's layer, model and safetensors reader drop out of the .wasm
+# (README.md, "Bundlers").
 set(POSENC_ENCODING_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp
                              bindings/rotary_bindings.cpp)
 posenc_add_wasm_module(posenc_encoding_simd posenc ${POSENC_ENCODING_BINDINGS})

@@ -1,10 +1,13 @@
-// Browser (and bundler) entry of the posenc package. The literal `new URL('./x.wasm',
-// import.meta.url)` lets Vite, webpack and plain import maps find and emit the file; only the
-// build that init() chooses is fetched.
+// Browser (and bundler) entry of the posenc package: every family of encodings and the transformer.
+// The literal `new URL('./x.wasm', import.meta.url)` lets Vite, webpack and plain import maps find
+// and emit the file; only the build that init() chooses is fetched.
 import { createInit } from './api.js';
+import { attachAlibiApi } from './alibi.js';
 import { attachEncoderApi } from './encoder.js';
 import { attachLayerApi } from './layer.js';
 import { attachModelApi } from './model.js';
+import { attachRotaryApi } from './rotary.js';
+import { attachSincos2dApi } from './sincos2d.js';
 
 export { simdSupported } from './api.js';
 
@@ -19,5 +22,5 @@ export const init = createInit(
     simd
       ? instantiate(import('./posenc_simd.mjs'), new URL('./posenc_simd.wasm', import.meta.url))
       : instantiate(import('./posenc_baseline.mjs'), new URL('./posenc_baseline.wasm', import.meta.url)),
-  [attachEncoderApi, attachLayerApi, attachModelApi],
+  [attachEncoderApi, attachRotaryApi, attachAlibiApi, attachSincos2dApi, attachLayerApi, attachModelApi],
 );

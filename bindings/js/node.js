@@ -1,10 +1,14 @@
-// Node entry of the posenc package: reads the chosen .wasm with fs and hands its bytes to the
-// Emscripten glue (built for web/worker, which runs unchanged in Node given wasmBinary).
+// Node entry of the posenc package: every family of encodings (the paper's, rotary, ALiBi, 2D) and
+// the transformer. Reads the chosen .wasm with fs and hands its bytes to the Emscripten glue (built
+// for web/worker, which runs unchanged in Node given wasmBinary).
 import { readFile } from 'node:fs/promises';
 import { createInit } from './api.js';
+import { attachAlibiApi } from './alibi.js';
 import { attachEncoderApi } from './encoder.js';
 import { attachLayerApi } from './layer.js';
 import { attachModelApi } from './model.js';
+import { attachRotaryApi } from './rotary.js';
+import { attachSincos2dApi } from './sincos2d.js';
 
 export { simdSupported } from './api.js';
 
@@ -19,5 +23,5 @@ export const init = createInit(
     simd
       ? instantiate(import('./posenc_simd.mjs'), new URL('./posenc_simd.wasm', import.meta.url))
       : instantiate(import('./posenc_baseline.mjs'), new URL('./posenc_baseline.wasm', import.meta.url)),
-  [attachEncoderApi, attachLayerApi, attachModelApi],
+  [attachEncoderApi, attachRotaryApi, attachAlibiApi, attachSincos2dApi, attachLayerApi, attachModelApi],
 );

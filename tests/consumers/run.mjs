@@ -60,8 +60,12 @@ function maxAbsDiff(got, want) {
   return max;
 }
 
-/** The checks every consumer's result gets: { simd, simdSupported, table, encoderRows, afterDispose }. */
-function checkResult(label, r, { simd }) {
+/**
+ * The checks every consumer's result gets: { simd, simdSupported, table, encoderRows, afterDispose,
+ * rotaryCos5, alibiSlopes, transformer }. `transformer`: whether the entry has the transformer
+ * (posenc does, posenc/encoding does not).
+ */
+function checkResult(label, r, { simd, transformer = true }) {
   if (!check(`${label}: returned a result`, r && typeof r === 'object', JSON.stringify(r)?.slice(0, 300))) return;
   check(`${label}: pe.simd is ${simd}`, r.simd === simd, `pe.simd = ${r.simd}, simdSupported() = ${r.simdSupported}`);
   const d = maxAbsDiff(r.table, CASE.expected);
@@ -74,6 +78,18 @@ function checkResult(label, r, { simd }) {
     `${label}: encoder use after dispose() throws, dispose() twice is harmless`,
     typeof r.afterDispose === 'string' && /dispos/.test(r.afterDispose),
     `afterDispose = ${r.afterDispose}`,
+  );
+  check(
+    `${label}: rotary({ headDim: 4 }).cosSin(1, { offset: 5 }).cos[0] = cos(5) within 1e-6`,
+    Math.abs(r.rotaryCos5 - Math.cos(5)) <= SIN5_TOLERANCE,
+    `${r.rotaryCos5}`,
+  );
+  const slopes = Array.from({ length: 8 }, (_, i) => 2 ** -(i + 1));
+  check(`${label}: alibiSlopes(8) = 2^-1 .. 2^-8`, maxAbsDiff(r.alibiSlopes, slopes) === 0, JSON.stringify(r.alibiSlopes));
+  check(
+    `${label}: ${transformer ? 'has' : 'has no'} encoderLayer and loadModel`,
+    r.transformer === transformer,
+    `transformer = ${r.transformer}`,
   );
 }
 
@@ -243,7 +259,7 @@ async function nodeConsumer(name, main, entryLabel) {
       encodingResolved === join(dir, 'node_modules/posenc/dist/encoding-node.js'),
       encodingResolved,
     );
-    checkResult(`${name} posenc/encoding`, result.encoding, { simd: true });
+    checkResult(`${name} posenc/encoding`, result.encoding, { simd: true, transformer: false });
   }
 }
 

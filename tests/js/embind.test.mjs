@@ -1,7 +1,9 @@
-// The package really goes through embind: the module registers the classes SinusoidalEncoder,
-// TransformerEncoderLayer and Model (and the limits, enums and value objects core.js reads), the
-// JavaScript API drives exactly those (one bound call per one-row call on the hot path; dispose()
-// deletes the embind object), and the .wasm exports no plain C functions besides malloc and free.
+// The package really goes through embind: the main entry's module registers the classes
+// SinusoidalEncoder, Rotary, Alibi, Sincos2d, TransformerEncoderLayer and Model (and the limits,
+// enums and value objects core.js reads; posenc/encoding's registers all but the transformer's,
+// tests/js/encoding-entry.test.mjs), the JavaScript API drives exactly those (one bound call per
+// one-row call on the hot path; dispose() deletes the embind object), and the .wasm exports no
+// plain C functions besides malloc and free.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +12,7 @@ import { fixtureDir, layerState, loadPackage, root } from './helpers.mjs';
 
 const { init } = await loadPackage();
 const dist = process.env.POSENC_PACKAGE_DIR ? join(process.env.POSENC_PACKAGE_DIR, 'dist') : join(root, 'dist');
-const CLASSES = ['SinusoidalEncoder', 'TransformerEncoderLayer', 'Model'];
+const CLASSES = ['SinusoidalEncoder', 'Rotary', 'Alibi', 'Sincos2d', 'TransformerEncoderLayer', 'Model'];
 
 /** Counts calls of the named methods on an embind class's prototype while body() runs. */
 function counting(Class, names, body) {
@@ -39,7 +41,10 @@ for (const simd of [true, false]) {
       assert.equal(typeof M[name], 'function', name);
       assert.equal(typeof M[name].prototype.delete, 'function', `${name} is an embind class`);
     }
-    for (const name of ['MAX_DIM', 'MAX_POSITION', 'MAX_ELEMENTS', 'MAX_SEQUENCE_LENGTH', 'PRESET_COUNT', 'LAYER_TENSOR_COUNT']) {
+    for (const name of [
+      'MAX_DIM', 'MAX_POSITION', 'MAX_ELEMENTS', 'MAX_SEQUENCE_LENGTH', 'PRESET_COUNT', 'LAYER_TENSOR_COUNT',
+      'ROTARY_MAX_HEAD_DIM', 'ROTARY_MAX_POSITION', 'ALIBI_FIELDS', 'SINCOS2D_FIELDS',
+    ]) {
       assert.equal(typeof M[name], 'number', name);
     }
     assert.equal(M.MAX_DIM, 65536);
@@ -82,6 +87,22 @@ for (const simd of [true, false]) {
       model.dispose();
     });
     assert.deepEqual(counts, { forward: 1, delete: 1 });
+
+    const rot = pe.rotary({ headDim: 8 });
+    counts = counting(M.Rotary, ['apply', 'cosSin', 'delete'], () => {
+      rot.apply(new Float32Array(2 * 8), { heads: 2, offset: 3 });
+      rot.cosSin(4);
+      rot.dispose();
+    });
+    assert.deepEqual(counts, { apply: 1, cosSin: 1, delete: 1 });
+    pe.alibiSlopes(4); // makes the instance's Alibi
+    counts = counting(M.Alibi, ['slopes', 'biasRows'], () => {
+      pe.alibiSlopes(8);
+      pe.alibiBias(2, 3, 3);
+    });
+    assert.deepEqual(counts, { slopes: 1, biasRows: 1 });
+    counts = counting(M.Sincos2d, ['writeRows', 'delete'], () => pe.encode2d(2, 2, 8));
+    assert.deepEqual(counts, { writeRows: 1, delete: 1 });
   });
 
   test(`the .wasm exports embind's needs and malloc/free, no posenc_* C functions (${build})`, async () => {
@@ -90,9 +111,11 @@ for (const simd of [true, false]) {
     const functions = exports.filter((e) => e.kind === 'function');
     assert.ok(functions.length <= 5, `exports: ${exports.map((e) => e.name).join(', ')}`);
     assert.ok(!exports.some((e) => /posenc/i.test(e.name)));
-    // The glue names what each export is: the constructors, malloc, free and embind's two.
+    // The glue is embind's (it went through Closure and terser, so its function names are gone;
+    // embind's messages stay) and refers to no posenc_* export.
     const glue = readFileSync(join(dist, simd ? 'posenc_simd.mjs' : 'posenc_baseline.mjs'), 'utf8');
     assert.ok(!/_posenc_/.test(glue), 'the glue refers to a posenc_* export');
-    assert.match(glue, /_embind_register_class/);
+    assert.match(glue, /registerType registeredInstance requires argPackAdvance/);
+    assert.match(glue, /due to unbound types/);
   });
 }

@@ -32,7 +32,32 @@ for (const simd of [true, false]) {
     assert.deepEqual(enc.encode(2, { offset: 1 }), b.encode(2, 8, { preset: 'whisper', offset: 1 }));
     enc.dispose();
     assert.equal(enc.disposed, true);
-    for (const call of [(pe) => pe.encode(0, 8), (pe) => pe.encode(4, 8, { preset: 'nope' }), (pe) => pe.shift(1, 7)]) {
+    // The rotary, ALiBi and 2D families, in both entries.
+    const config = {
+      rope_theta: 500000,
+      hidden_size: 256,
+      num_attention_heads: 4,
+      rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 64 },
+    };
+    const [ra, rb] = [a, b].map((pe) => pe.rotary({ config }));
+    assert.deepEqual(ra.inverseFrequencies, rb.inverseFrequencies);
+    const x = Float32Array.from({ length: 3 * 2 * 64 }, (_, i) => Math.sin(i));
+    assert.deepEqual(ra.apply(x.slice(), { heads: 2, offset: 100 }), rb.apply(x.slice(), { heads: 2, offset: 100 }));
+    assert.deepEqual(ra.cosSin(5, { positions: [0, 7, 70, 700, 7000] }), rb.cosSin(5, { positions: [0, 7, 70, 700, 7000] }));
+    ra.dispose();
+    rb.dispose();
+    assert.deepEqual(a.alibiSlopes(12), b.alibiSlopes(12));
+    assert.deepEqual(a.alibiBias(6, 4, 9, { mode: 'symmetric', offset: 5 }), b.alibiBias(6, 4, 9, { mode: 'symmetric', offset: 5 }));
+    assert.deepEqual(a.encode2d(3, 5, 16, { clsToken: true }), b.encode2d(3, 5, 16, { clsToken: true }));
+    const calls = [
+      (pe) => pe.encode(0, 8),
+      (pe) => pe.encode(4, 8, { preset: 'nope' }),
+      (pe) => pe.shift(1, 7),
+      (pe) => pe.rotary({ headDim: 7 }),
+      (pe) => pe.alibiBias(2, 2, 2, { mode: 'future' }),
+      (pe) => pe.encode2d(2, 2, 6),
+    ];
+    for (const call of calls) {
       assert.throws(() => call(a), (e) => {
         assert.throws(() => call(b), { name: e.name, message: e.message });
         return true;

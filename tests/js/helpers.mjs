@@ -14,7 +14,7 @@ export async function loadPackage() {
   return import(pathToFileURL(entry).href);
 }
 
-/** posenc/encoding: every family of encodings (rotary, ALiBi and 2D live only there for now). */
+/** posenc/encoding: the lighter entry, every family of encodings without the transformer. */
 export async function loadEncodingPackage() {
   const dir = process.env.POSENC_PACKAGE_DIR || join(root, 'dist');
   const entry = process.env.POSENC_PACKAGE_DIR ? join(dir, 'dist', 'encoding-node.js') : join(dir, 'encoding-node.js');

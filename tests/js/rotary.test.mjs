@@ -1,12 +1,17 @@
 // pe.rotary, pe.alibiSlopes, pe.alibiBias and pe.encode2d against the golden fixtures
-// (tests/fixtures/{rotary,alibi,sincos2d}), in both builds; argument errors; dispose.
+// (tests/fixtures/{rotary,alibi,sincos2d}), in both builds of both entries (posenc and the lighter
+// posenc/encoding); argument errors; dispose.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fixtureDir, loadEncodingPackage } from './helpers.mjs';
+import { fixtureDir, loadEncodingPackage, loadPackage } from './helpers.mjs';
 
-const { init } = await loadEncodingPackage(); // the families are in posenc/encoding
+const ENTRIES = [
+  ['posenc', await loadPackage()],
+  ['posenc/encoding', await loadEncodingPackage()],
+];
+const RUNS = ENTRIES.flatMap(([entry, { init }]) => [true, false].map((simd) => [entry, init, simd]));
 const load = (name) => JSON.parse(readFileSync(join(fixtureDir, name), 'utf8'));
 const HF = [
   'llama-2-7b', 'llama-3.1-8b', 'qwen2-7b', 'qwen2.5-7b-instruct-yarn', 'gpt-oss-20b-yarn',
@@ -22,8 +27,8 @@ function maxDiff(a, b) {
   return m;
 }
 
-for (const simd of [true, false]) {
-  describe(`rotary, ALiBi, 2D (${simd ? 'SIMD' : 'baseline'} build)`, async () => {
+for (const [entry, init, simd] of RUNS) {
+  describe(`rotary, ALiBi, 2D (${entry}, ${simd ? 'SIMD' : 'baseline'} build)`, async () => {
     const pe = await init({ simd });
 
     for (const id of HF) {

@@ -41,18 +41,21 @@ async function main(): Promise<void> {
   const row: Float32Array = only.encode(1, 8, { preset: 'whisper' });
   const asSinusoidal: PosencSinusoidal = pe; // both entries have the paper's encodings
   const alsoSinusoidal: PosencSinusoidal = only;
-  // @ts-expect-error: the rotary, ALiBi and 2D families are in posenc/encoding only
-  pe.rotary({ headDim: 64 });
+  const asEncoding: PosencEncoding = pe; // posenc has every family posenc/encoding has
+  const rotaryInMain = pe.rotary({ headDim: 64 });
+  rotaryInMain.dispose();
   // @ts-expect-error: posenc/encoding has no transformer
   only.loadModel(new Uint8Array(8));
-  void [table, same, joined, m, presets, disposed, row, asSinusoidal, alsoSinusoidal];
+  // @ts-expect-error: posenc/encoding has no transformer
+  void only.encoderLayer;
+  void [table, same, joined, m, presets, disposed, row, asSinusoidal, alsoSinusoidal, asEncoding];
 }
 
 void main();
 
-// The rotary, ALiBi and 2D families (posenc/encoding).
-async function families() {
-  const pe = await initEncoding();
+// The rotary, ALiBi and 2D families, from either entry.
+async function families(fromMain: boolean) {
+  const pe: PosencEncoding = fromMain ? await init() : await initEncoding();
   const rot = pe.rotary({ headDim: 128, scaling: { type: 'yarn', factor: 4, originalMaxPositions: 4096 } });
   const fromConfig = pe.rotary({ config: { rope_theta: 500000, hidden_size: 4096, num_attention_heads: 32 }, layout: 'half' });
   const q: Float32Array = rot.apply(new Float32Array(2 * 4 * 128), { heads: 4, offset: 10 });
@@ -72,7 +75,8 @@ async function families() {
   pe.alibiBias(1, 1, 1, { mode: 'future' });
   void [q, cos, sin, w, a, slopes, bias, grid];
 }
-void families();
+void families(true);
+void families(false);
 
 // Positions inside the attention: a rotary or ALiBi layer, offsets, explicit positions, and the
 // metadata of a model file.

@@ -22,6 +22,13 @@ export async function run(): Promise<number> {
   enc.dispose();
   enc[Symbol.dispose]();
 
+  // The other families of encodings are in the main entry too.
+  const rot = pe.rotary({ headDim: 64, scaling: { type: 'linear', factor: 2 } });
+  const q: Float32Array = rot.apply(new Float32Array(64), { offset: 3 });
+  rot.dispose();
+  const slopes: Float64Array = pe.alibiSlopes(8);
+  const grid: Float32Array = pe.encode2d(4, 4, 16);
+
   // The declarations must be precise, not `any`: each of these is a compile error.
   // @ts-expect-error unknown option name
   pe.encode(1, 4, { ofset: 1 });
@@ -36,5 +43,5 @@ export async function run(): Promise<number> {
   // @ts-expect-error results are Float32Array, not number[]
   const wrong: number[] = pe.encode(1, 4);
 
-  return (simd ? 1 : 0) + table[250]! + rows[0]! + names.length + wrong.length;
+  return (simd ? 1 : 0) + table[250]! + rows[0]! + names.length + wrong.length + q[0]! + slopes[0]! + grid[0]!;
 }
