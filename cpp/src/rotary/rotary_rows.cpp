@@ -85,14 +85,14 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
       if (a != cached) {
         sa = own_sa;
         ca = own_ca;
-        detail::rotary_kernel::sincos_f64_x4(set.w.data(), np, a, sa, ca);
+        detail::rotary_kernel::sincos_f64_two_pass(set.w.data(), np, a, sa, ca);
         cached = a;
       }
     } else {
       sa = own_sa;
       ca = own_ca;
       if (fast) {
-        detail::rotary_kernel::sincos_f64_x4(set.w.data(), np, p, sa, ca);
+        detail::rotary_kernel::sincos_f64_two_pass(set.w.data(), np, p, sa, ca);
       } else {
         for (std::int64_t i = 0; i < np; ++i)
           sincos_any(p, set.w.data()[i], sa[i], ca[i]);
@@ -146,7 +146,7 @@ bool RotaryEmbedding::cos_sin_blocks(const AngleSet& set, const RotaryRows& rows
     const double a = std::trunc(p / static_cast<double>(kBlock)) * static_cast<double>(kBlock);
     const std::int64_t e0 = static_cast<std::int64_t>(p - a);
     const std::int64_t e1 = std::min<std::int64_t>(kBlock, e0 + (rows.count - r));
-    detail::rotary_kernel::sincos_f64_x4(set.w.data(), np, a, sa, ca);
+    detail::rotary_kernel::sincos_f64_two_pass(set.w.data(), np, a, sa, ca);
     detail::rotary_kernel::cos_sin_block(B, e0, e1, cos + r * rd, sin + r * rd, rd);
     r += e1 - e0;
   }
