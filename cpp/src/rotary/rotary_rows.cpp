@@ -1,6 +1,9 @@
 // RotaryEmbedding's row loops (cos_sin, apply): per row the float32 cos and sin of every frequency
 // (float64 angle addition from the block anchor, rounded once; see rotary.cpp), then the SIMD
-// rotation of every head of the row.
+// rotation of every head of the row. cos_sin of consecutive integer positions (an offset) goes
+// a block of 32 rows at a time, each row written once straight into HF's layout
+// (cos_sin_blocks); explicit or fractional positions row by row (for_each_row). Both give the
+// same bits (tests/cpp/test_rotary.cpp, tests/js/rotary.test.mjs).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
