@@ -245,6 +245,24 @@ export function attachRotaryApi(api, ctx) {
         throw new RangeError(`posenc.${fn}: x must hold length * heads * headDim floats (a positive multiple of ${rowFloats}), got ${x.length}`);
       }
       const rows = resolveRows(fn, x.length / rowFloats, o);
+      if (rows.positions === null && x.length <= SCRATCH_FLOATS) {
+        // One chunk (a decoding step): no subarray views, closures or record array.
+        const dataBytes = Math.ceil(x.length / 4) * 16;
+        const base = scratch(fn, dataBytes + 8 * 8);
+        Module.HEAPF32.set(x, base / 4);
+        const heap = Module.HEAPF64;
+        const q = (base + dataBytes) / 8;
+        heap[q + ROWS.count] = rows.count;
+        heap[q + ROWS.first] = rows.first;
+        heap[q + ROWS.positions] = 0;
+        heap[q + ROWS.sequenceLength] = rows.sequenceLength;
+        heap[q + ROWS.heads] = heads;
+        heap[q + ROWS.out] = base;
+        heap[q + ROWS.outLen] = x.length;
+        if (h.apply(base + dataBytes) !== 0) throw familyError(fn, h);
+        x.set(Module.HEAPF32.subarray(base / 4, base / 4 + x.length));
+        return x;
+      }
       runRows(fn, rows, rowFloats, rowFloats, (r0, n, dataPtr, record, recordPtr) => {
         const from = r0 * rowFloats;
         const count = n * rowFloats;

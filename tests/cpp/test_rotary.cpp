@@ -202,6 +202,49 @@ TEST_CASE("rotary: one row, chunks and explicit positions equal the bulk call bi
   }
 }
 
+TEST_CASE("rotary cos_sin: the block path of an offset equals the per-row path bit for bit",
+          "[rotary]") {
+  // cos_sin with an offset (consecutive integer positions) is written block by block
+  // (cos_sin_blocks); with explicit positions, row by row (for_each_row). Both must give the same
+  // bits at any offset up to 2^24 - 1, in both layouts, for partial rotary, odd pair counts and a
+  // float32 attention factor.
+  std::mt19937 rng(29);
+  std::uniform_int_distribution<std::int64_t> u(0, (1 << 24) - 1 - 100);
+  for (RotaryLayout layout : {RotaryLayout::half, RotaryLayout::interleaved}) {
+    for (std::int64_t rd : {2, 6, 10, 64, 96, 128}) {
+      for (bool yarn : {false, true}) {
+        RotarySpec spec = explicit_spec(rd + 4, rd, layout, rd == 96 ? 500000.0 : 10000.0);
+        if (yarn) {
+          spec.scaling.type = RopeScalingType::yarn;
+          spec.scaling.factor = 4.0;
+          spec.scaling.original_max_positions = 1 << 25;  // one frequency set at every offset
+        }
+        const RotaryEmbedding rot = make(spec);
+        for (int t = 0; t < 6; ++t) {
+          const double first = t == 0 ? 0.0 : t == 1 ? 31.0 : static_cast<double>(u(rng));
+          const std::int64_t len = 1 + static_cast<std::int64_t>(u(rng) % 100);
+          RotaryRows blocks;
+          blocks.count = len;
+          blocks.first_position = first;
+          std::vector<double> positions(static_cast<std::size_t>(len));
+          for (std::int64_t r = 0; r < len; ++r)
+            positions[r] = first + static_cast<double>(r);
+          RotaryRows rows;
+          rows.count = len;
+          rows.positions = positions.data();
+          const std::size_t m = static_cast<std::size_t>(len * rd);
+          std::vector<float> c1(m), s1(m), c2(m, 7.0f), s2(m, 7.0f);
+          REQUIRE(rot.cos_sin(rows, c1.data(), s1.data(), m, m).ok());
+          REQUIRE(rot.cos_sin(blocks, c2.data(), s2.data(), m, m).ok());
+          INFO("rotary_dim " << rd << " first " << first << " length " << len);
+          CHECK(c1 == c2);
+          CHECK(s1 == s2);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("rotary cos_sin applies the attention factor as HF does (float32 product)", "[rotary]") {
   RotarySpec spec = explicit_spec(64, 64, RotaryLayout::half);
   spec.scaling.type = RopeScalingType::yarn;

@@ -118,6 +118,62 @@ TEST_CASE("rotary SIMD kernels equal the scalar kernels bit for bit", "[rotary][
       }
     }
   }
+  // The two-chain anchor kernel and the cos_sin block kernel.
+  for (std::int64_t np : {4, 8, 32, 64, 68}) {
+    std::vector<double> w(np), s1(np), c1(np), s2(np), c2(np);
+    for (double& v : w)
+      v = uw(rng);
+    for (double p : {0.0, 32.0, 4096.0, 16777184.0, 1048576.0}) {
+      pd::scalar::sincos_f64(w.data(), np, p, s1.data(), c1.data());
+      pd::simd::sincos_f64_two_pass(w.data(), np, p, s2.data(), c2.data());
+      CHECK(s1 == s2);
+      CHECK(c1 == c2);
+    }
+    std::vector<double> step_s(32 * np), step_c(32 * np);
+    for (std::int64_t e = 0; e < 32; ++e)
+      pd::scalar::sincos_f64(w.data(), np, static_cast<double>(e), step_s.data() + e * np,
+                             step_c.data() + e * np);
+    pd::scalar::sincos_f64(w.data(), np, 4096.0, s1.data(), c1.data());
+    for (std::int64_t n : {np, np - 1}) {
+      for (bool half : {true, false}) {
+        for (float scale : {1.0f, 1.1386294f}) {
+          pd::scalar::CosSinBlock B;
+          B.sa = s1.data();
+          B.ca = c1.data();
+          B.step_s = step_s.data();
+          B.step_c = step_c.data();
+          B.np = np;
+          B.n = n;
+          B.scale = scale;
+          B.half = half;
+          const std::int64_t stride = 2 * n + 3;
+          std::vector<float> ca(32 * stride, 5.0f), sa(ca), cb(ca), sb(ca);
+          pd::scalar::cos_sin_block(B, 3, 32, ca.data(), sa.data(), stride);
+          pd::simd::cos_sin_block(B, 3, 32, cb.data(), sb.data(), stride);
+          CHECK(ca == cb);
+          CHECK(sa == sb);
+          // against rotate_to_f32, row by row
+          std::vector<float> fs(np), fc(np);
+          for (std::int64_t e = 3; e < 32; ++e) {
+            pd::scalar::rotate_to_f32(s1.data(), c1.data(), step_s.data() + e * np,
+                                      step_c.data() + e * np, np, 1.0, fs.data(), fc.data());
+            for (std::int64_t i = 0; i < n; ++i) {
+              const float cv = scale != 1.0f ? fc[i] * scale : fc[i];
+              const float sv = scale != 1.0f ? fs[i] * scale : fs[i];
+              const float* row_c = ca.data() + (e - 3) * stride;
+              const float* row_s = sa.data() + (e - 3) * stride;
+              const std::int64_t i0 = half ? i : 2 * i, i1 = half ? i + n : 2 * i + 1;
+              CHECK(row_c[i0] == cv);
+              CHECK(row_c[i1] == cv);
+              CHECK(row_s[i0] == sv);
+              CHECK(row_s[i1] == sv);
+            }
+            CHECK(ca[(e - 3) * stride + 2 * n] == 5.0f);  // nothing written past the row
+          }
+        }
+      }
+    }
+  }
   for (std::int64_t head_dim : {2, 6, 10, 64, 128, 130}) {
     for (std::int64_t rd = 2; rd <= head_dim; rd += (rd < 16 ? 2 : 30)) {
       const std::int64_t heads = 3, n = rd / 2;

@@ -91,6 +91,35 @@ for (const [entry, init, simd] of RUNS) {
       }
     });
 
+    test('rotary cosSin: an offset (block path) equals explicit positions (row path) bit for bit', () => {
+      // offset rows are written a block of 32 positions at a time straight into the layout;
+      // explicit positions row by row: the same bits at any offset below 2^24, both layouts,
+      // partial rotary, odd pair counts, attention scaling, chunked calls (length 600 x 128 > one
+      // scratch chunk).
+      let seed = 5;
+      const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+      const specs = [
+        { headDim: 128 },
+        { headDim: 64, layout: 'interleaved' },
+        { headDim: 96, rotaryDim: 32, base: 500000 },
+        { headDim: 12, rotaryDim: 10, layout: 'interleaved' },
+        { headDim: 10, rotaryDim: 6 },
+        { headDim: 128, scaling: { type: 'yarn', factor: 4, originalMaxPositions: 2 ** 25 } },
+      ];
+      for (const spec of specs) {
+        const rot = pe.rotary(spec);
+        for (const [length, offset] of [[600, 0], [1, 31], [45, 33], [600, Math.floor(random() * (2 ** 24 - 600))], [77, 2 ** 24 - 77]]) {
+          const positions = Array.from({ length }, (_, r) => offset + r);
+          const a = rot.cosSin(length, { offset });
+          const b = rot.cosSin(length, { positions });
+          const bits = (v) => new Uint32Array(v.buffer, v.byteOffset, v.length);
+          assert.deepStrictEqual(bits(a.cos), bits(b.cos), `${JSON.stringify(spec)} offset ${offset}`);
+          assert.deepStrictEqual(bits(a.sin), bits(b.sin), `${JSON.stringify(spec)} offset ${offset}`);
+        }
+        rot.dispose();
+      }
+    });
+
     test('rotary apply: chunks and one row at a time give the same bits; offset', () => {
       const rot = pe.rotary({ headDim: 128, base: 500000 });
       const L = 100;

@@ -20,6 +20,8 @@ inline constexpr std::int64_t kBlock = 32;
 // Frequency sets above this many (padded) pairs get no step table (it would exceed 1 MB): their
 // rows are computed directly.
 inline constexpr std::int64_t kMaxTablePairs = 2048;
+// Frequency sets up to this many (padded) pairs keep a row's scratch on the stack (6 KB).
+inline constexpr std::int64_t kStackPairs = 256;
 
 inline std::int64_t pad4(std::int64_t n) {
   return (n + 3) / 4 * 4;

@@ -40,22 +40,75 @@ inline void rotate_interleaved(const float* cd, const float* ss, std::int64_t ro
   }
 }
 
+// The float64 sines and cosines of a row (see simd::sincos_f64_two_pass).
+inline void sincos_f64_two_pass(const double* w, std::int64_t n, double p, double* s, double* c) {
+  sincos_f64(w, n, p, s, c);
+}
+
+// The cos_sin rows of one block (cos_sin_block below).
+struct CosSinBlock {
+  const double* sa;  // sin(a w_i), cos(a w_i) of the block anchor a (float64, np each)
+  const double* ca;
+  const double* step_s;  // sin(e w_i), cos(e w_i), row e at e * np
+  const double* step_c;
+  std::int64_t np = 0;  // padded pair count (the step table's row length)
+  std::int64_t n = 0;   // pairs written
+  float scale = 1.0f;   // HF's attention scaling, a float32 product after rounding (1: none)
+  bool half = true;     // [c_0 .. c_{n-1}, c_0 .. c_{n-1}], else each value twice
+};
+
+// Rows e0 <= e < e1 of a block of cos_sin (row e at cos + (e - e0) * stride, same for sin):
+// c_i = float32(ca_i cd_i - sa_i sd_i), s_i = float32(sa_i cd_i + ca_i sd_i) with (sd, cd) the
+// step table's row e (detail::scalar::rotate_to_f32's expressions with scale 1), times B.scale
+// in float32 when it is not 1, written in B's layout (2 n floats per row each).
+inline void cos_sin_block(const CosSinBlock& B, std::int64_t e0, std::int64_t e1, float* cos,
+                          float* sin, std::int64_t stride) {
+  const bool scaled = B.scale != 1.0f;
+  for (std::int64_t e = e0; e < e1; ++e) {
+    const double* sd = B.step_s + e * B.np;
+    const double* cd = B.step_c + e * B.np;
+    float* co = cos + (e - e0) * stride;
+    float* so = sin + (e - e0) * stride;
+    for (std::int64_t i = 0; i < B.n; ++i) {
+      float sv = static_cast<float>(B.sa[i] * cd[i] + B.ca[i] * sd[i]);
+      float cv = static_cast<float>(B.ca[i] * cd[i] - B.sa[i] * sd[i]);
+      if (scaled) {
+        sv *= B.scale;
+        cv *= B.scale;
+      }
+      if (B.half) {
+        co[i] = co[i + B.n] = cv;
+        so[i] = so[i + B.n] = sv;
+      } else {
+        co[2 * i] = co[2 * i + 1] = cv;
+        so[2 * i] = so[2 * i + 1] = sv;
+      }
+    }
+  }
+}
+
 }  // namespace scalar
 
 #if defined(__wasm_simd128__) || defined(POSENC_SIMD_VIA_SIMDE)
 namespace simd {
 
+// Groups of 4 pairs outer, heads inner: each group's cos and sin are loaded once for all heads
+// (the same products and sums as the scalar kernel, in another order of independent elements).
 inline void rotate_half(const float* c, const float* s, std::int64_t n, std::int64_t heads,
                         std::int64_t head_dim, float* x) {
   const std::int64_t n4 = n / 4 * 4;
+  for (std::int64_t i = 0; i < n4; i += 4) {
+    const v128_t vc = wasm_v128_load(c + i), vs = wasm_v128_load(s + i);
+    float* v = x + i;
+    for (std::int64_t h = 0; h < heads; ++h, v += head_dim) {
+      const v128_t a = wasm_v128_load(v), b = wasm_v128_load(v + n);
+      wasm_v128_store(v, wasm_f32x4_sub(wasm_f32x4_mul(a, vc), wasm_f32x4_mul(b, vs)));
+      wasm_v128_store(v + n, wasm_f32x4_add(wasm_f32x4_mul(b, vc), wasm_f32x4_mul(a, vs)));
+    }
+  }
+  if (n4 == n) return;
   for (std::int64_t h = 0; h < heads; ++h) {
     float* v = x + h * head_dim;
-    for (std::int64_t i = 0; i < n4; i += 4) {
-      const v128_t a = wasm_v128_load(v + i), b = wasm_v128_load(v + i + n);
-      const v128_t vc = wasm_v128_load(c + i), vs = wasm_v128_load(s + i);
-      wasm_v128_store(v + i, wasm_f32x4_sub(wasm_f32x4_mul(a, vc), wasm_f32x4_mul(b, vs)));
-      wasm_v128_store(v + i + n, wasm_f32x4_add(wasm_f32x4_mul(b, vc), wasm_f32x4_mul(a, vs)));
-    }
     for (std::int64_t i = n4; i < n; ++i) {
       const float a = v[i], b = v[i + n];
       v[i] = a * c[i] - b * s[i];
@@ -79,6 +132,99 @@ inline void rotate_interleaved(const float* cd, const float* ss, std::int64_t ro
       const float a = v[j], b = v[j + 1];
       v[j] = a * cd[j] + b * ss[j];
       v[j + 1] = b * cd[j + 1] + a * ss[j + 1];
+    }
+  }
+}
+
+// detail::scalar::sincos_f64 (the same values: simd::sincos_row's operations per lane), in two
+// passes over strips of 64 frequencies: the reductions, then the polynomials. Each pass is a short
+// loop of independent iterations that the CPU overlaps, where sincos_row's one long dependent
+// chain per pair does not (the anchor of a decoding step: about 0.5 us instead of 0.7 for 64
+// pairs, Node 20). n a multiple of 2.
+[[gnu::noinline]] inline void sincos_f64_two_pass(const double* w, std::int64_t n, double p,
+                                                  double* s, double* c) {
+  const SplitFrequencies F{w};
+  double ph, pl;
+  split(p, ph, pl);
+  const v128_t vp = splat(p), vph = splat(ph), vpl = splat(pl);
+  constexpr std::int64_t kStrip = 64;
+  alignas(16) double quadrant[kStrip];
+  for (std::int64_t i0 = 0; i0 < n; i0 += kStrip) {
+    const std::int64_t i1 = n - i0 < kStrip ? n : i0 + kStrip;
+    // Pass 1: the exact products and their reduction (r = rh + rl into s and c, k aside).
+    for (std::int64_t i = i0; i < i1; i += 2) {
+      v128_t xh, xl, rh, rl;
+      two_product(vp, vph, vpl, F, i, xh, xl);
+      wasm_v128_store(quadrant + (i - i0), reduce_pio2(xh, xl, rh, rl));
+      wasm_v128_store(s + i, rh);
+      wasm_v128_store(c + i, rl);
+    }
+    // Pass 2: the polynomials and quadrants.
+    for (std::int64_t i = i0; i < i1; i += 2) {
+      v128_t sv, cv;
+      sincos_reduced_f64(wasm_v128_load(s + i), wasm_v128_load(c + i), sv, cv);
+      apply_quadrant_f64(wasm_v128_load(quadrant + (i - i0)), sv, cv);
+      wasm_v128_store(s + i, sv);
+      wasm_v128_store(c + i, cv);
+    }
+  }
+}
+
+// See scalar::cos_sin_block (the same float64 products and sums, four pairs at a time; the
+// scalar tail for the last n % 4 pairs).
+inline void cos_sin_block(const scalar::CosSinBlock& B, std::int64_t e0, std::int64_t e1,
+                          float* cos, float* sin, std::int64_t stride) {
+  const std::int64_t n = B.n, n4 = n / 4 * 4;
+  const bool scaled = B.scale != 1.0f;
+  const v128_t vscale = wasm_f32x4_splat(B.scale);
+  for (std::int64_t e = e0; e < e1; ++e) {
+    const double* sd = B.step_s + e * B.np;
+    const double* cd = B.step_c + e * B.np;
+    float* co = cos + (e - e0) * stride;
+    float* so = sin + (e - e0) * stride;
+    for (std::int64_t i = 0; i < n4; i += 4) {
+      v128_t sv[2], cv[2];
+      for (int h = 0; h < 2; ++h) {
+        const std::int64_t j = i + 2 * h;
+        const v128_t a_s = wasm_v128_load(B.sa + j), a_c = wasm_v128_load(B.ca + j);
+        const v128_t d_s = wasm_v128_load(sd + j), d_c = wasm_v128_load(cd + j);
+        sv[h] = wasm_f32x4_demote_f64x2_zero(
+            wasm_f64x2_add(wasm_f64x2_mul(a_s, d_c), wasm_f64x2_mul(a_c, d_s)));
+        cv[h] = wasm_f32x4_demote_f64x2_zero(
+            wasm_f64x2_sub(wasm_f64x2_mul(a_c, d_c), wasm_f64x2_mul(a_s, d_s)));
+      }
+      v128_t s4 = wasm_i32x4_shuffle(sv[0], sv[1], 0, 1, 4, 5);
+      v128_t c4 = wasm_i32x4_shuffle(cv[0], cv[1], 0, 1, 4, 5);
+      if (scaled) {
+        s4 = wasm_f32x4_mul(s4, vscale);
+        c4 = wasm_f32x4_mul(c4, vscale);
+      }
+      if (B.half) {
+        wasm_v128_store(co + i, c4);
+        wasm_v128_store(co + i + n, c4);
+        wasm_v128_store(so + i, s4);
+        wasm_v128_store(so + i + n, s4);
+      } else {
+        wasm_v128_store(co + 2 * i, wasm_i32x4_shuffle(c4, c4, 0, 0, 1, 1));
+        wasm_v128_store(co + 2 * i + 4, wasm_i32x4_shuffle(c4, c4, 2, 2, 3, 3));
+        wasm_v128_store(so + 2 * i, wasm_i32x4_shuffle(s4, s4, 0, 0, 1, 1));
+        wasm_v128_store(so + 2 * i + 4, wasm_i32x4_shuffle(s4, s4, 2, 2, 3, 3));
+      }
+    }
+    for (std::int64_t i = n4; i < n; ++i) {
+      float sv = static_cast<float>(B.sa[i] * cd[i] + B.ca[i] * sd[i]);
+      float cv = static_cast<float>(B.ca[i] * cd[i] - B.sa[i] * sd[i]);
+      if (scaled) {
+        sv *= B.scale;
+        cv *= B.scale;
+      }
+      if (B.half) {
+        co[i] = co[i + n] = cv;
+        so[i] = so[i + n] = sv;
+      } else {
+        co[2 * i] = co[2 * i + 1] = cv;
+        so[2 * i] = so[2 * i + 1] = sv;
+      }
     }
   }
 }

@@ -1,6 +1,10 @@
 // RotaryEmbedding's row loops (cos_sin, apply): per row the float32 cos and sin of every frequency
 // (float64 angle addition from the block anchor, rounded once; see rotary.cpp), then the SIMD
-// rotation of every head of the row.
+// rotation of every head of the row. cos_sin of consecutive integer positions (an offset) goes
+// a block of 32 rows at a time, each row written once straight into HF's layout
+// (cos_sin_blocks); explicit or fractional positions row by row (for_each_row). Both give the
+// same bits (tests/cpp/test_rotary.cpp, tests/js/rotary.test.mjs).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -12,27 +16,58 @@ namespace posenc {
 
 using namespace rotary_detail;
 
+namespace {
+
+// The cache's frequencies against a set's, and its copies, in wasm code: musl's memcmp is a byte
+// loop and Emscripten hands a memcpy of 512 bytes or more to JavaScript (sincos/row_copy.hpp),
+// both per call of a decoding step.
+bool same_bits(const double* a, const double* b, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a + i, sizeof x);
+    std::memcpy(&y, b + i, sizeof y);
+    if (x != y) return false;
+  }
+  return true;
+}
+
+#if defined(__clang__)
+__attribute__((no_builtin("memcpy")))
+#endif
+void copy_doubles(double* dst, const double* src, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i)
+    dst[i] = src[i];
+}
+
+}  // namespace
+
 template <class RowFn>
 bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
                                    RotaryAnchorCache* cache, RowFn row_fn, float* direct_s,
                                    float* direct_c, std::int64_t direct_stride) const {
-  // Scratch: anchor sines and cosines (float64), the row's float32 cos and sin.
+  // Scratch: anchor sines and cosines (float64), the row's float32 cos and sin. On the stack up
+  // to kStackPairs pairs (every real head): a one-row decoding call then allocates nothing.
   const std::int64_t np = set.np;
+  alignas(16) double stack_anchor[2 * kStackPairs];
+  alignas(16) float stack_values[2 * kStackPairs];
   Buffer<double> anchor;
   Buffer<float> values;
-  if (!anchor.resize(static_cast<std::size_t>(2 * np)) ||
-      !values.resize(static_cast<std::size_t>(2 * np)))
-    return false;
-  double* sa = anchor.data();
+  double* sa = stack_anchor;
+  float* s = stack_values;
+  if (np > kStackPairs) {
+    if (!anchor.resize(static_cast<std::size_t>(2 * np)) ||
+        !values.resize(static_cast<std::size_t>(2 * np)))
+      return false;
+    sa = anchor.data();
+    s = values.data();
+  }
   double* ca = sa + np;
-  float* s = values.data();
   float* c = s + np;
   const double scale = for_apply ? set.attention : 1.0;
   double cached = -1;
   // A cache holds the anchor of these frequencies: sa, ca then point into it.
-  const std::size_t w_bytes = static_cast<std::size_t>(np) * sizeof(double);
-  const bool cache_holds_set = cache != nullptr && cache->pairs_ == np &&
-                               std::memcmp(cache->data_.data(), set.w.data(), w_bytes) == 0;
+  const bool cache_holds_set =
+      cache != nullptr && cache->pairs_ == np && same_bits(cache->data_.data(), set.w.data(), np);
   double* const own_sa = sa;
   double* const own_ca = ca;
   if (cache_holds_set) {
@@ -53,14 +88,14 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
       if (a != cached) {
         sa = own_sa;
         ca = own_ca;
-        detail::rotary_kernel::sincos_f64(set.w.data(), np, a, sa, ca);
+        detail::rotary_kernel::sincos_f64_two_pass(set.w.data(), np, a, sa, ca);
         cached = a;
       }
     } else {
       sa = own_sa;
       ca = own_ca;
       if (fast) {
-        detail::rotary_kernel::sincos_f64(set.w.data(), np, p, sa, ca);
+        detail::rotary_kernel::sincos_f64_two_pass(set.w.data(), np, p, sa, ca);
       } else {
         for (std::int64_t i = 0; i < np; ++i)
           sincos_any(p, set.w.data()[i], sa[i], ca[i]);
@@ -80,11 +115,43 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
       sa == own_sa) {
     cache->pairs_ = 0;
     if (cache->data_.reserve(static_cast<std::size_t>(3 * np))) {
-      std::memcpy(cache->data_.data(), set.w.data(), w_bytes);
-      std::memcpy(cache->data_.data() + np, sa, 2 * w_bytes);
+      copy_doubles(cache->data_.data(), set.w.data(), np);
+      copy_doubles(cache->data_.data() + np, sa, 2 * np);
       cache->pairs_ = np;
       cache->anchor_ = cached;
     }
+  }
+  return true;
+}
+
+bool RotaryEmbedding::cos_sin_blocks(const AngleSet& set, const RotaryRows& rows, float* cos,
+                                     float* sin, float scale, bool half) const {
+  const std::int64_t np = set.np, rd = spec_.rotary_dim;
+  alignas(16) double stack_anchor[2 * kStackPairs];
+  Buffer<double> anchor;
+  double* sa = stack_anchor;
+  if (np > kStackPairs) {
+    if (!anchor.resize(static_cast<std::size_t>(2 * np))) return false;
+    sa = anchor.data();
+  }
+  double* ca = sa + np;
+  detail::scalar::CosSinBlock B;
+  B.sa = sa;
+  B.ca = ca;
+  B.step_s = set.step_s.data();
+  B.step_c = set.step_c.data();
+  B.np = np;
+  B.n = rd / 2;
+  B.scale = scale;
+  B.half = half;
+  for (std::int64_t r = 0; r < rows.count;) {
+    const double p = rows.first_position + static_cast<double>(r);
+    const double a = std::trunc(p / static_cast<double>(kBlock)) * static_cast<double>(kBlock);
+    const std::int64_t e0 = static_cast<std::int64_t>(p - a);
+    const std::int64_t e1 = std::min<std::int64_t>(kBlock, e0 + (rows.count - r));
+    detail::rotary_kernel::sincos_f64_two_pass(set.w.data(), np, a, sa, ca);
+    detail::rotary_kernel::cos_sin_block(B, e0, e1, cos + r * rd, sin + r * rd, rd);
+    r += e1 - e0;
   }
   return true;
 }
@@ -105,6 +172,15 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
   const float a32 = static_cast<float>(set->attention);
   const bool scaled = set->attention != 1.0;
   const bool half = spec_.layout == RotaryLayout::half;
+  const double last = rows.first_position + static_cast<double>(rows.count - 1);
+  if (rows.positions == nullptr && set->blocks > 1 &&
+      rows.first_position == std::floor(rows.first_position) &&
+      last * set->w_max <= detail::kReduceLimit) {
+    // Consecutive integer positions: block by block, the rows of each written straight into
+    // cos and sin in the layout (the values of for_each_row below, bit for bit: the same anchor,
+    // step and expressions).
+    return cos_sin_blocks(*set, rows, cos, sin, a32, half) ? EncodingError{} : out_of_memory();
+  }
   // Half layout with whole groups of 4 pairs: the kernel writes each row's first half in place,
   // which is then copied to the second half (torch.cat((freqs, freqs))).
   const bool in_place = half && n % 4 == 0;
