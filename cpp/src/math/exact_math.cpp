@@ -26,7 +26,7 @@ constexpr double kExpUnderflow = -745.1332191019412;
 // 1 + expm1(2t) = (1 + expm1(t))^2, i.e. s <- 2s + s^2, eight times (keeping s, not 1 + s, keeps
 // the relative accuracy when r is small).
 DD expm1_reduced(DD r) {
-  const DD t = scale(r, -8);
+  const DD t = {r.hi * 0x1p-8, r.lo * 0x1p-8};  // exact (|r.lo| >= 2^-1000 or 0)
   const double th = t.hi;
   const double tail =
       1.0 / 720 +
@@ -38,7 +38,7 @@ DD expm1_reduced(DD r) {
   p = add(DD{1.0, 0.0}, mul(t, p));
   DD s = mul(t, p);
   for (int i = 0; i < 8; ++i)
-    s = add(scale(s, 1), mul(s, s));
+    s = add(DD{2 * s.hi, 2 * s.lo}, mul(s, s));
   return s;
 }
 
