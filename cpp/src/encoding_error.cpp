@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "math/exact_math.hpp"
+
 namespace posenc {
 
 EncodingError encoding_error(EncodingStatus status, const std::string& argument,
@@ -37,8 +39,8 @@ std::string format_number(double v) {
   std::string sign = v < 0 ? "-" : "";
   const double a = std::fabs(v);
   if (a == std::floor(a) && a < 1e15) return sign + integer_text(static_cast<std::int64_t>(a));
-  int exponent = static_cast<int>(std::floor(std::log10(a)));
-  std::int64_t digits = static_cast<std::int64_t>(std::llround(a * std::pow(10.0, 8 - exponent)));
+  int exponent = static_cast<int>(std::floor(math::log10(a)));
+  std::int64_t digits = static_cast<std::int64_t>(std::llround(a * math::pow(10.0, 8 - exponent)));
   if (digits >= 1000000000) {  // rounding carried into a tenth digit
     digits /= 10;
     ++exponent;

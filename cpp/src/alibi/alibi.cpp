@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hot_entry.hpp"
+#include "math/exact_math.hpp"
 #include "posenc/alibi.hpp"
 #include "posenc/buffer.hpp"
 #include "sincos/row_copy.hpp"
@@ -20,10 +21,10 @@ void slopes_power_of_2(std::int64_t n, std::vector<double>* out) {
   int log2n = 0;
   while ((std::int64_t{1} << log2n) < n)
     ++log2n;
-  const double start = std::pow(2.0, -std::pow(2.0, -(static_cast<double>(log2n) - 3)));
+  const double start = math::pow(2.0, -math::pow(2.0, -(static_cast<double>(log2n) - 3)));
   const double ratio = start;
   for (std::int64_t i = 0; i < n; ++i)
-    out->push_back(start * std::pow(ratio, static_cast<double>(i)));
+    out->push_back(start * math::pow(ratio, static_cast<double>(i)));
 }
 
 void slopes(std::int64_t n, std::vector<double>* out) {

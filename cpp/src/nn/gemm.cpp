@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "math/exact_math.hpp"
+
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
 #endif
@@ -63,7 +65,7 @@ inline float apply(Epilogue e, float v) {
     case Epilogue::relu:
       return v > 0.0f ? v : 0.0f;
     case Epilogue::gelu:
-      return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752440f));
+      return 0.5f * v * (1.0f + math::erf(v * 0.70710678118654752440f));
   }
   return v;
 }

@@ -15,10 +15,11 @@
 // (tests/fixtures/README.md, "Hugging Face formulas, step by step", lists every step; the
 // fixtures in tests/fixtures/rotary are computed from it with mpmath.)
 // Python-float steps (yarn's correction range, llama3's wavelength bounds, attention factors) are
-// float64 in both.
+// float64 in both. pow and log are math/exact_math.hpp's (correctly rounded, no libm tables).
 #include <algorithm>
 #include <cmath>
 
+#include "math/exact_math.hpp"
 #include "posenc/rotary/rotary.hpp"
 #include "sincos/float32_chain.hpp"
 
@@ -35,8 +36,8 @@ struct F64 {
   static T sub(T a, T b) { return a - b; }
   static T mul(T a, T b) { return a * b; }
   static T div(T a, T b) { return a / b; }
-  static T pow(T b, T e) { return std::pow(b, e); }
-  static T pow_scalar(T b, double e) { return std::pow(b, e); }
+  static T pow(T b, T e) { return math::pow(b, e); }
+  static T pow_scalar(T b, double e) { return math::pow(b, e); }
   static T rdiv(double s, T t) { return s / t; }
   static T rsub(double s, T t) { return s - t; }
   static T exponent(std::int64_t i, std::int64_t d) {
@@ -73,12 +74,12 @@ std::vector<typename A::T> default_chain(typename A::T base, std::int64_t d) {
 
 // HF's yarn get_mscale.
 double get_mscale(double scale, double mscale) {
-  return scale <= 1 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
+  return scale <= 1 ? 1.0 : 0.1 * mscale * math::log(scale) + 1.0;
 }
 
 // HF's yarn find_correction_dim, in Python's float64 order.
 double correction_dim(double rotations, double d, double base, double l0) {
-  return (d * std::log(l0 / (rotations * 2 * kPi))) / (2 * std::log(base));
+  return (d * math::log(l0 / (rotations * 2 * kPi))) / (2 * math::log(base));
 }
 
 template <class A>
@@ -170,7 +171,7 @@ std::vector<typename A::T> chain(const RotarySpec& spec, double sequence_length,
       if (!std::isnan(s.attention_factor)) {
         *attention = s.attention_factor;
       } else {
-        *attention = s.factor <= 1.0 ? 1.0 : std::sqrt(1 + std::log(s.factor) / std::log(l0));
+        *attention = s.factor <= 1.0 ? 1.0 : std::sqrt(1 + math::log(s.factor) / math::log(l0));
       }
       const std::vector<double>& ext = sequence_length > l0 ? s.long_factor : s.short_factor;
       std::vector<T> inv(static_cast<std::size_t>(n));

@@ -6,9 +6,9 @@
 // rounded float32 result (double has more than 2 * 24 + 2 significant bits, so the double rounding
 // is innocuous: Figueroa, "When is double rounding innocuous?", 1995).
 //
-// pow: float64 pow is within about one double ulp (2^-52 relative) of b^e in glibc and in musl
-// (Emscripten), so its rounding to float32 is right unless b^e lies within ~2^-52 relative of a
-// float32 midpoint. pow_f32 detects a float64 result within 2^-44 relative of a midpoint and then
+// pow: the float64 pow of math/exact_math.hpp (correctly rounded, the same on every build) is
+// within 2^-53 relative of b^e, so its rounding to float32 is right unless b^e lies within ~2^-53
+// relative of a float32 midpoint. pow_f32 detects a float64 result within 2^-44 relative of a midpoint and then
 // decides the side with double-double logarithms (pow_exceeds, ~2^-100 accurate): integer and
 // half-integer exponents, where b^e may be exactly a midpoint, are computed exactly instead.
 #pragma once

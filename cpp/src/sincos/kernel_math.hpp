@@ -38,7 +38,12 @@
 #include <cstdint>
 #include <cstring>
 
+#include "math/double_double.hpp"
+
 namespace posenc::detail {
+
+using math::kSplit;
+using math::split;
 
 inline constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
 inline constexpr double kPio2C1 = 0x1.921fb80000000p+0;    // 22 bits
@@ -51,8 +56,6 @@ inline constexpr double kReduceLimit = 2147483648.0;
 // 1.5 * 2^52: adding and subtracting it rounds a double below 2^51 to the nearest integer (ties to
 // even, like f64x2.nearest).
 inline constexpr double kRoundMagic = 6755399441055744.0;
-// Dekker's splitter 2^27 + 1: hi = t - (t - a) with t = a * kSplit has 26 significant bits.
-inline constexpr double kSplit = 134217729.0;
 // Error bound E of every float64 value a kernel rounds (see the analysis in encode.cpp: the
 // largest is angle addition's, below 2^-50): fround(v - E) != fround(v + E) marks a hard case.
 inline constexpr double kHardMargin = 0x1p-49;
@@ -80,13 +83,6 @@ struct RowLayout {
 struct SplitFrequencies {
   const double* w = nullptr;
 };
-
-// a = hi + lo exactly, hi with at most 26 significant bits (|a| < 2^996).
-inline void split(double a, double& hi, double& lo) {
-  const double t = a * kSplit;
-  hi = t - (t - a);
-  lo = a - hi;
-}
 
 // x = p w = xh + xl exactly (p = ph + pl and w = wh + wl split; no underflow for the angles
 // posenc meets: |w| >= 2^-1000 or w = 0).

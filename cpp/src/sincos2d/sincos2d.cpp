@@ -8,6 +8,7 @@
 #include <string>
 
 #include "hot_entry.hpp"
+#include "math/exact_math.hpp"
 #include "posenc/sincos2d.hpp"
 #include "sincos/float32_chain.hpp"
 #include "sincos/kernel_f64.hpp"
@@ -58,7 +59,7 @@ POSENC_HOT_ENTRY EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
     if (spec.preset == Sincos2dPreset::mae) {
       // get_1d_sincos_pos_embed_from_grid: omega = arange(D/2 // 2) / (D/2 / 2.); 1. / 10000**omega
       const double omega = static_cast<double>(k) / (static_cast<double>(spec.dim / 2) / 2.0);
-      w[static_cast<std::size_t>(k)] = 1.0 / std::pow(spec.base, omega);
+      w[static_cast<std::size_t>(k)] = 1.0 / math::pow(spec.base, omega);
     } else {
       // freq_bands(pos_dim, temperature, step=1): arange(0, q).to(float32) / q; 1. / (T ** exp)
       const float exponent = detail::div_f32(static_cast<float>(k), static_cast<float>(q));

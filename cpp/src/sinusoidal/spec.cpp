@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "math/exact_math.hpp"
+
 namespace posenc {
 
 Status validate(const Spec& spec) {
@@ -46,7 +48,7 @@ Columns columns_of(const Spec& spec) {
 }
 
 double frequency(const Spec& spec, std::int64_t i) {
-  const double log_range = std::log(spec.base / spec.min_timescale);
+  const double log_range = math::log(spec.base / spec.min_timescale);
   double exponent;
   if (spec.frequencies == Frequencies::paper) {
     exponent = 2.0 * static_cast<double>(i) / static_cast<double>(spec.dim);
@@ -55,7 +57,7 @@ double frequency(const Spec& spec, std::int64_t i) {
     const double denominator = n > 1 ? static_cast<double>(n - 1) : 1.0;
     exponent = static_cast<double>(i) / denominator;
   }
-  return spec.min_timescale * std::exp(-exponent * log_range);
+  return spec.min_timescale * math::exp(-exponent * log_range);
 }
 
 namespace {
