@@ -42,6 +42,19 @@ void slopes(std::int64_t n, std::vector<double>* out) {
     out->push_back(twice[static_cast<std::size_t>(2 * i)]);
 }
 
+// The slopes of n heads, computed once per head count and thread: alibi_bias_rows is called once
+// per chunk of rows (hundreds of times for one tensor), and each slope costs a few exact pows.
+const std::vector<double>& cached_slopes(std::int64_t n) {
+  thread_local std::int64_t cached_n = 0;
+  thread_local std::vector<double> cached;
+  if (cached_n != n) {
+    cached.clear();
+    slopes(n, &cached);
+    cached_n = n;
+  }
+  return cached;
+}
+
 EncodingError bad(const char* name, const std::string& requirement, std::int64_t got) {
   return encoding_error(EncodingStatus::invalid_argument, name,
                         requirement + " (got " + integer_text(got) + ")");
@@ -54,8 +67,7 @@ EncodingError alibi_slopes(std::int64_t heads, double* out, std::size_t out_len)
     return bad("heads", "must be an integer from 1 to 65536", heads);
   if (out == nullptr || out_len != static_cast<std::size_t>(heads))
     return encoding_error(EncodingStatus::size_mismatch, "out", "must hold heads numbers");
-  std::vector<double> m;
-  slopes(heads, &m);
+  const std::vector<double>& m = cached_slopes(heads);
   std::memcpy(out, m.data(), m.size() * sizeof(double));
   return {};
 }
@@ -91,8 +103,7 @@ POSENC_HOT_ENTRY EncodingError alibi_bias_rows(const AlibiSpec& s, std::int64_t 
     return encoding_error(
         EncodingStatus::size_mismatch, "out",
         "must hold rowCount * keyLength = " + integer_text(row_count * k) + " floats");
-  std::vector<double> m;
-  slopes(s.heads, &m);
+  const std::vector<double>& m = cached_slopes(s.heads);
   // Per head, two tables of float32(-(m d)): `back` over the distances d = (offset + i) - j >= 0
   // the rows of this call need, stored so that a row is a contiguous slice (back[t] holds the
   // distance hi - t), and `ahead` over j - (offset + i) >= 1 (symmetric, keys after the query).

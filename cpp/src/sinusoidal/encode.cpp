@@ -52,9 +52,7 @@ std::vector<double> frequencies_of(const Spec& spec, Status status) {
   if (status != Status::ok) return w;
   const Columns c = columns_of(spec);
   w.resize(static_cast<std::size_t>(c.sines));
-  double* out = w.data();
-  for (std::int64_t i = 0; i < c.sines; ++i)
-    out[i] = frequency(spec, i);
+  frequencies(spec, w.data());
   return w;
 }
 

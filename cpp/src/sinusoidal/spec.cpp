@@ -47,8 +47,8 @@ Columns columns_of(const Spec& spec) {
   return c;
 }
 
-double frequency(const Spec& spec, std::int64_t i) {
-  const double log_range = math::log(spec.base / spec.min_timescale);
+namespace {
+double frequency_in(const Spec& spec, std::int64_t i, double log_range) {
   double exponent;
   if (spec.frequencies == Frequencies::paper) {
     exponent = 2.0 * static_cast<double>(i) / static_cast<double>(spec.dim);
@@ -58,6 +58,18 @@ double frequency(const Spec& spec, std::int64_t i) {
     exponent = static_cast<double>(i) / denominator;
   }
   return spec.min_timescale * math::exp(-exponent * log_range);
+}
+}  // namespace
+
+double frequency(const Spec& spec, std::int64_t i) {
+  return frequency_in(spec, i, math::log(spec.base / spec.min_timescale));
+}
+
+void frequencies(const Spec& spec, double* out) {
+  const double log_range = math::log(spec.base / spec.min_timescale);
+  const std::int64_t n = columns_of(spec).sines;
+  for (std::int64_t i = 0; i < n; ++i)
+    out[i] = frequency_in(spec, i, log_range);
 }
 
 namespace {
