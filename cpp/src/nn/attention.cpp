@@ -96,6 +96,7 @@ void TransformerEncoderLayer::self_attention(const float* x, std::int64_t length
     params.theta = position.rope_theta;
     params.rotary_dim = position.rotary_dim == 0 ? dh : position.rotary_dim;
     params.layout = position.rotary_layout;
+    params.frequencies = rotary_frequencies_.data();
     rotate_heads(qkv, l, 2 * heads, dh, 3 * d, params, positions_.data());
   }
   // PyTorch divides q by sqrt(head dim) (a float32 division by the rounded square root).

@@ -105,7 +105,16 @@ LayerError TransformerEncoderLayer::configure(const LayerConfig& config) {
       return layer_error(LayerStatus::out_of_memory, "heads");
     alibi_slopes(config.heads, slopes.data(), slopes.size());  // heads was validated
   }
+  Buffer<double> frequencies;  // rotary only: the rotary family's float64 frequencies, once
+  if (config.position.method == PositionMethod::rotary) {
+    const std::int64_t head_dim = config.d_model / config.heads;
+    const std::int64_t r = config.position.rotary_dim == 0 ? head_dim : config.position.rotary_dim;
+    if (!frequencies.resize(static_cast<std::size_t>(r / 2)))
+      return layer_error(LayerStatus::out_of_memory, "rotaryDim");
+    rotary_frequencies_of(config.position.rope_theta, r, frequencies.data());
+  }
   alibi_slopes_ = std::move(slopes);
+  rotary_frequencies_ = std::move(frequencies);
   config_ = config;
   configured_ = true;
   release_workspace();  // its buffers are sized for the old dModel, ffDim, heads and step

@@ -57,6 +57,24 @@ struct CosSinBlock {
   bool half = true;     // [c_0 .. c_{n-1}, c_0 .. c_{n-1}], else each value twice
 };
 
+// Frequency i of one cos_sin_block row (the scalar kernel, and the SIMD kernel's tail).
+inline void cos_sin_one(const CosSinBlock& B, std::int64_t i, const double* sd, const double* cd,
+                        bool scaled, float* co, float* so) {
+  float sv = static_cast<float>(B.sa[i] * cd[i] + B.ca[i] * sd[i]);
+  float cv = static_cast<float>(B.ca[i] * cd[i] - B.sa[i] * sd[i]);
+  if (scaled) {
+    sv *= B.scale;
+    cv *= B.scale;
+  }
+  if (B.half) {
+    co[i] = co[i + B.n] = cv;
+    so[i] = so[i + B.n] = sv;
+  } else {
+    co[2 * i] = co[2 * i + 1] = cv;
+    so[2 * i] = so[2 * i + 1] = sv;
+  }
+}
+
 // Rows e0 <= e < e1 of a block of cos_sin (row e at cos + (e - e0) * stride, same for sin):
 // c_i = float32(ca_i cd_i - sa_i sd_i), s_i = float32(sa_i cd_i + ca_i sd_i) with (sd, cd) the
 // step table's row e (detail::scalar::rotate_to_f32's expressions with scale 1), times B.scale
@@ -70,19 +88,7 @@ inline void cos_sin_block(const CosSinBlock& B, std::int64_t e0, std::int64_t e1
     float* co = cos + (e - e0) * stride;
     float* so = sin + (e - e0) * stride;
     for (std::int64_t i = 0; i < B.n; ++i) {
-      float sv = static_cast<float>(B.sa[i] * cd[i] + B.ca[i] * sd[i]);
-      float cv = static_cast<float>(B.ca[i] * cd[i] - B.sa[i] * sd[i]);
-      if (scaled) {
-        sv *= B.scale;
-        cv *= B.scale;
-      }
-      if (B.half) {
-        co[i] = co[i + B.n] = cv;
-        so[i] = so[i + B.n] = sv;
-      } else {
-        co[2 * i] = co[2 * i + 1] = cv;
-        so[2 * i] = so[2 * i + 1] = sv;
-      }
+      cos_sin_one(B, i, sd, cd, scaled, co, so);
     }
   }
 }
@@ -212,19 +218,7 @@ inline void cos_sin_block(const scalar::CosSinBlock& B, std::int64_t e0, std::in
       }
     }
     for (std::int64_t i = n4; i < n; ++i) {
-      float sv = static_cast<float>(B.sa[i] * cd[i] + B.ca[i] * sd[i]);
-      float cv = static_cast<float>(B.ca[i] * cd[i] - B.sa[i] * sd[i]);
-      if (scaled) {
-        sv *= B.scale;
-        cv *= B.scale;
-      }
-      if (B.half) {
-        co[i] = co[i + n] = cv;
-        so[i] = so[i + n] = sv;
-      } else {
-        co[2 * i] = co[2 * i + 1] = cv;
-        so[2 * i] = so[2 * i + 1] = sv;
-      }
+      cos_sin_one(B, i, sd, cd, scaled, co, so);
     }
   }
 }

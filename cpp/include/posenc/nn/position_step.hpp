@@ -50,7 +50,15 @@ struct RotaryParams {
   double theta = 10000.0;
   std::int64_t rotary_dim = 0;  // even, 2..head_dim
   RotaryLayout layout = RotaryLayout::half;
+  // rotary_dim / 2 frequencies from rotary_frequencies_of(theta, rotary_dim, ...), or null: then
+  // rotate_heads computes them (the layer computes them once, when it is configured).
+  const double* frequencies = nullptr;
 };
+
+// w_k = 1 / theta^(2k / rotary_dim), k < rotary_dim / 2, float64 and correctly rounded (the
+// table-free math/exact_math pow): the rotary family's frequencies for the same explicit options
+// (pe.rotary({ headDim, base: theta, rotaryDim }), cpp/src/rotary/frequencies.cpp).
+void rotary_frequencies_of(double theta, std::int64_t rotary_dim, double* out);
 
 // Rotates `heads` heads of head_dim floats in each of `rows` rows (row r starts at x + r * stride,
 // head h at x + r * stride + h * head_dim) by row r's position p = positions[r]: for pair k of the
@@ -60,11 +68,11 @@ struct RotaryParams {
 // cos, sin = float32(cos(p w_k)), float32(sin(p w_k)) with p w_k in float64: HF LLaMA's
 // apply_rotary_pos_emb(q, k, cos, sin) (q * cos + rotate_half(q) * sin) with float64 angles. The
 // products and sums are float32, so a result is within 1.5 ulp of the exact rotation of its
-// float32 inputs by the float32 cos and sin. w_k is within 1e-14 (relative) of theta^(-2k/r) (a
-// float64 exp and log, not libm's pow), so the angle is within |p| 1e-14 of exact: the cos and sin
-// are the correctly rounded float32 values up to |p| ~ 10^6 but for rare ties, and within 2e-5
-// at |p| = kMaxLayerPosition. Dims rotary_dim..head_dim-1 are not touched. q and k of the
-// in-projection are one call: 2 * heads heads of the same positions.
+// float32 inputs by the float32 cos and sin. w_k is the float64 nearest to theta^(-2k/r)'s
+// reciprocal chain of rotary_frequencies_of, and the angle p w_k is rounded once in float64: the
+// cos and sin are the correctly rounded float32 values up to |p| ~ 10^6 but for rare ties, and
+// within 2e-5 at |p| = kMaxLayerPosition. Dims rotary_dim..head_dim-1 are not touched. q and k of
+// the in-projection are one call: 2 * heads heads of the same positions.
 void rotate_heads(float* x, std::int64_t rows, std::int64_t heads, std::int64_t head_dim,
                   std::int64_t stride, const RotaryParams& params, const double* positions);
 

@@ -160,6 +160,7 @@ class TransformerEncoderLayer {
   Buffer<double> positions_;           // L row positions, then the m visible keys' positions (2L)
   bool positions_consecutive_ = true;  // positions_ are offset + row (no explicit positions)
   FloatBuffer alibi_table_;            // one head's ALiBi bias by row distance (2L)
+  Buffer<double> rotary_frequencies_;  // rotary_dim / 2 entries for rotary, else empty
   Buffer<double> alibi_slopes_;        // heads entries for ALiBi, else empty
   // attention() restores key order lazily (a cache of the last forward's probabilities, hence
   // mutable): probs_ (heads x L x L) and one row of scratch (L floats).
