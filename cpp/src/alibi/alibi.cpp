@@ -57,7 +57,7 @@ const std::vector<double>& cached_slopes(std::int64_t n) {
 
 EncodingError bad(const char* name, const std::string& requirement, std::int64_t got) {
   return encoding_error(EncodingStatus::invalid_argument, name,
-                        requirement + " (got " + integer_text(got) + ")");
+                        requirement + ", got " + integer_text(got));
 }
 
 }  // namespace

@@ -194,9 +194,8 @@ EncodingError rotary_frequencies(const RotarySpec& spec_in, double sequence_leng
   EncodingError e = validate(spec);
   if (!e.ok()) return e;
   if (!(sequence_length >= 0) || !std::isfinite(sequence_length))
-    return encoding_error(
-        EncodingStatus::invalid_argument, "sequenceLength",
-        "must be a finite number >= 0 (got " + format_number(sequence_length) + ")");
+    return encoding_error(EncodingStatus::invalid_argument, "sequenceLength",
+                          "must be a finite number >= 0, got " + format_number(sequence_length));
   double attention = 1.0;
   if (spec.arithmetic == FrequencyArithmetic::hf_float32) {
     const std::vector<float> f = chain<F32>(spec, sequence_length, &attention);

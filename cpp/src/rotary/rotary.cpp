@@ -66,11 +66,10 @@ EncodingError RotaryEmbedding::check_rows(const RotaryRows& rows, double* sequen
                           "is not initialised (init() did not return ok)");
   if (rows.count < 1 || rows.count > kMaxRotaryElements)
     return encoding_error(EncodingStatus::invalid_argument, "length",
-                          "must be an integer >= 1 (got " + integer_text(rows.count) + ")");
+                          "must be an integer >= 1, got " + integer_text(rows.count));
   auto bad_position = [](const std::string& name, double v) {
-    return encoding_error(
-        EncodingStatus::invalid_position, name,
-        "must be a finite number from 0 to 2^31 - 1 (got " + format_number(v) + ")");
+    return encoding_error(EncodingStatus::invalid_position, name,
+                          "must be a finite number from 0 to 2^31 - 1, got " + format_number(v));
   };
   double largest = 0;
   if (rows.positions != nullptr) {
@@ -89,7 +88,7 @@ EncodingError RotaryEmbedding::check_rows(const RotaryRows& rows, double* sequen
   const double L = rows.sequence_length;
   if (L != 0 && !(L >= 1 && L <= kMaxRotaryPosition + 1))
     return encoding_error(EncodingStatus::invalid_argument, "sequenceLength",
-                          "must be 0 or a number from 1 to 2^31 (got " + format_number(L) + ")");
+                          "must be 0 or a number from 1 to 2^31, got " + format_number(L));
   *sequence_length = L != 0 ? L : largest + 1;
   return {};
 }
@@ -143,9 +142,9 @@ EncodingError RotaryEmbedding::check_apply(const RotaryRows& rows, std::int64_t 
   if (heads < 1 || heads > kMaxRotaryElements / hd ||
       rows.count > kMaxRotaryElements / (heads * hd))
     return encoding_error(EncodingStatus::invalid_argument, "heads",
-                          "must be an integer >= 1 with length * heads * headDim at most 2^31 - 1 "
-                          "(got " +
-                              integer_text(heads) + ")");
+                          "must be an integer >= 1 with length * heads * headDim at most 2^31 - 1, "
+                          "got " +
+                              integer_text(heads));
   const std::size_t want = static_cast<std::size_t>(rows.count * heads * hd);
   if (x == nullptr || x_len != want)
     return encoding_error(EncodingStatus::size_mismatch, "x",

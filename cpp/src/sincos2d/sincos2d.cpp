@@ -20,7 +20,7 @@ namespace {
 
 EncodingError bad(const char* name, const std::string& requirement, double got) {
   return encoding_error(EncodingStatus::invalid_argument, name,
-                        requirement + " (got " + format_number(got) + ")");
+                        requirement + ", got " + format_number(got));
 }
 
 }  // namespace
