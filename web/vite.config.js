@@ -6,7 +6,6 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 const dist = fileURLToPath(new URL('../dist/browser.js', import.meta.url));
-const encodingDist = fileURLToPath(new URL('../dist/encoding-browser.js', import.meta.url));
 
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
@@ -14,7 +13,6 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^posenc$/, replacement: dist },
-      { find: /^posenc\/encoding$/, replacement: encodingDist },
     ],
   },
   // The benchmark worker imports posenc, whose init() loads the glue with a dynamic import:

@@ -1,9 +1,7 @@
-// The posenc demo page: loads posenc (the paper's encodings and the transformer) and
-// posenc/encoding (every family of encodings: rotary, ALiBi and 2D are only there for now, README
-// "Bundlers"), the SIMD builds where supported, and sets up each section. Every number shown is
-// computed by posenc in this page.
+// The posenc demo page: loads posenc (every family of encodings and the transformer), the SIMD
+// build where supported, and sets up each section. Every number shown is computed by posenc in
+// this page.
 import { init } from 'posenc';
-import { init as initEncodings } from 'posenc/encoding';
 import './style.css';
 import { setupWaves } from './sections/waves.js';
 import { setupMatrix } from './sections/matrix.js';
@@ -17,17 +15,17 @@ import { setupAlibi } from './sections/alibi.js';
 import { setupSincos2d } from './sections/sincos2d.js';
 
 async function main() {
-  const [pe, encodings] = await Promise.all([init(), initEncodings()]);
+  const pe = await init();
   document.getElementById('build-info').textContent = pe.simd ? 'wasm SIMD build' : 'wasm baseline build (no SIMD here)';
   const sections = {
     waves: [setupWaves, pe],
     matrix: [setupMatrix, pe],
     example: [setupExample, pe],
     distance: [setupDistance, pe],
-    rotary: [setupRotary, encodings],
-    'rope-scaling': [setupRopeScaling, encodings],
-    alibi: [setupAlibi, encodings],
-    sincos2d: [setupSincos2d, encodings],
+    rotary: [setupRotary, pe],
+    'rope-scaling': [setupRopeScaling, pe],
+    alibi: [setupAlibi, pe],
+    sincos2d: [setupSincos2d, pe],
   };
   for (const [id, [setup, instance]] of Object.entries(sections)) {
     try {
