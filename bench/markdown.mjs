@@ -55,6 +55,17 @@ if (r.layer && r.layer.length) {
     push(`| ${row.case.replace('-post-relu', '')} | ${row.impl} | ${ms(row.ms)} | ${row.gflops.toFixed(2)} | ${row.ratioToOrt.toFixed(2)} | ${row.err.toExponential(1)} |`);
   }
 }
+if (r.rotary && r.rotary.length) {
+  push();
+  push('RoPE, ALiBi and 2D sin-cos (SIMD build): "vs limit" is the time over the limit of the same bytes in the same run (copy in + copy out for `apply`, in place; write once + copy into a new array for the tables):');
+  push();
+  push('| shape | method | ms | vs limit | max error |');
+  push('|---|---|--:|--:|--:|');
+  for (const row of r.rotary) {
+    const vsLimit = row.ratio === undefined ? '' : row.ratio.toFixed(2);
+    push(`| ${row.shape} | ${row.method} | ${ms(row.ms)} | ${vsLimit} | ${err(row.error)} |`);
+  }
+}
 push();
 const missed = r.targets.filter((t) => !t.ok);
 push(`Targets: ${r.targets.length - missed.length} of ${r.targets.length} met${missed.length ? `; missed: ${missed.map((t) => `${t.target} (${Number(t.value).toPrecision(3)})`).join('; ')}` : ''}.`);

@@ -270,7 +270,7 @@ export async function benchRotary({ pe, log = () => {}, quick = false }) {
 }
 
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
-  const { init } = await import('../dist/encoding-node.js');
+  const { init } = await import('../dist/node.js');
   const pe = await init();
   const { targets } = await benchRotary({ pe, log: console.log, quick: process.argv.includes('--quick') });
   for (const t of targets) console.log(`${t.ok ? 'MET   ' : 'MISSED'} ${t.target} (${typeof t.value === 'number' ? t.value.toPrecision(3) : t.value})`);

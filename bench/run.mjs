@@ -156,10 +156,8 @@ if ((!only || only === 'layer') && existsSync(join(here, 'layer.mjs'))) {
 let rotaryTargets = [];
 if (!only || only === 'rotary') {
   const { benchRotary } = await import(pathToFileURL(join(here, 'rotary.mjs')).href);
-  // The rotary, ALiBi and 2D families are in posenc/encoding (README.md, "Bundlers").
-  const encoding = await import(pathToFileURL(join(root, 'dist', 'encoding-node.js')).href);
   log('\n== RoPE apply, cosSin, ALiBi bias, 2D sin-cos (SIMD build)');
-  const { rows, targets } = await benchRotary({ pe: await encoding.init(), log, quick });
+  const { rows, targets } = await benchRotary({ pe, log, quick });
   result.rotary = rows;
   rotaryTargets = targets;
 }
