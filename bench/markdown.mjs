@@ -14,7 +14,7 @@ if (!file) {
 const r = JSON.parse(readFileSync(file, 'utf8'));
 const pkg = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'package.json'), 'utf8'));
 
-const ms = (x) => (x < 1 ? x.toFixed(3) : x < 100 ? x.toFixed(2) : x.toFixed(0));
+const ms = (x) => (x < 0.01 ? x.toFixed(4) : x < 1 ? x.toFixed(3) : x < 100 ? x.toFixed(2) : x.toFixed(0));
 const err = (e) => (e === null || e === undefined ? '' : e.toExponential(1));
 const lines = [];
 const push = (s = '') => lines.push(s);
