@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "oracle.hpp"
 #include "posenc/posenc.hpp"
 
 using namespace posenc;
@@ -146,4 +147,59 @@ TEST_CASE("2D sin-cos errors name the argument", "[sincos2d][bad]") {
   CHECK(t.write_rows(10, 7, out.data(), 112).argument == "rowCount");
   for (float v : out)
     CHECK(v == 5.0f);
+}
+
+// The paper table's rule for the 2D tables too: every value the float32 nearest to the sin or cos
+// of the exact product of the coordinate and the frequency (IEEE quad oracle, ties named). Rows
+// (i, 0) and (0, j) hold every distinct 1D value of the grid.
+TEST_CASE("2D sin-cos: every value is the correctly rounded float32", "[sincos2d][rounding]") {
+  std::int64_t checked = 0, misrounded = 0, ties = 0;
+  for (Sincos2dPreset preset : {Sincos2dPreset::mae, Sincos2dPreset::timm}) {
+    for (std::int64_t dim : {8, 260}) {
+      for (double base : {10000.0, 100.0}) {
+        Sincos2dSpec s;
+        s.preset = preset;
+        s.height = 40;
+        s.width = 33;
+        s.dim = dim;
+        s.base = base;
+        Sincos2dTable table;
+        REQUIRE(table.init(s).ok());
+        std::vector<float> out(static_cast<std::size_t>(table.rows() * dim));
+        REQUIRE(table.write_rows(0, table.rows(), out.data(), out.size()).ok());
+        const std::vector<double>& w = table.frequencies();
+        const std::int64_t q = dim / 4;
+        // The column of sin/cos of coordinate `which` (0: the first half of MAE's row or timm's
+        // a, 1: the second) for frequency k.
+        auto column = [&](int which, bool cosine, std::int64_t k) {
+          if (preset == Sincos2dPreset::mae) return which * 2 * q + (cosine ? q : 0) + k;
+          return (cosine ? 2 * q : 0) + which * q + k;
+        };
+        auto check_row = [&](std::int64_t i, std::int64_t j) {
+          const float* row = out.data() + (i * s.width + j) * dim;
+          // MAE: the first half is the column index j (its meshgrid order), timm's a is i.
+          const double coords[2] = {
+              preset == Sincos2dPreset::mae ? static_cast<double>(j) : static_cast<double>(i),
+              preset == Sincos2dPreset::mae ? static_cast<double>(i) : static_cast<double>(j)};
+          for (int which = 0; which < 2; ++which)
+            for (bool cosine : {false, true})
+              for (std::int64_t k = 0; k < q; ++k) {
+                const oracle::Rounded want =
+                    oracle::rounded_sin_cos(coords[which], w[static_cast<std::size_t>(k)], cosine);
+                const float got = row[column(which, cosine, k)];
+                ++checked;
+                if (want.tie) ++ties;
+                if (!oracle::acceptable(got, want)) ++misrounded;
+              }
+        };
+        for (std::int64_t i = 0; i < s.height; ++i)
+          check_row(i, 0);
+        for (std::int64_t j = 0; j < s.width; ++j)
+          check_row(0, j);
+      }
+    }
+  }
+  INFO(checked << " values, " << ties << " ties");
+  CHECK(checked > 50000);
+  CHECK(misrounded == 0);
 }

@@ -12,6 +12,7 @@
 #include "posenc/sincos2d.hpp"
 #include "sincos/float32_chain.hpp"
 #include "sincos/kernel_f64.hpp"
+#include "sincos/kernel_math.hpp"
 #include "sincos/row_copy.hpp"
 
 namespace posenc {
@@ -77,10 +78,17 @@ POSENC_HOT_ENTRY EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
   for (std::int64_t p = 0; p < side; ++p) {
     // Angles p * w <= 65535 * w_0 with w_0 = 1: always within the fast reduction.
     detail::f64_kernel::sincos_f64(wp.data(), qp, static_cast<double>(p), s.data(), c.data());
+    // Each value the float32 nearest to the exact sin / cos of p w_k (the paper table's rule):
+    // the float64 value decides the rounding unless a float32 midpoint lies within its error
+    // bound, and then the double-double path does (detail::round_checked, rounded_exact).
     float* row = table_.data() + p * 2 * q;
     for (std::int64_t k = 0; k < q; ++k) {
-      row[k] = static_cast<float>(s[static_cast<std::size_t>(k)]);
-      row[q + k] = static_cast<float>(c[static_cast<std::size_t>(k)]);
+      const std::size_t i = static_cast<std::size_t>(k);
+      bool hard_s = false, hard_c = false;
+      row[k] = detail::round_checked(s[i], hard_s);
+      row[q + k] = detail::round_checked(c[i], hard_c);
+      if (hard_s) row[k] = detail::rounded_exact(static_cast<double>(p), w[i], false);
+      if (hard_c) row[q + k] = detail::rounded_exact(static_cast<double>(p), w[i], true);
     }
   }
   spec_ = spec;
