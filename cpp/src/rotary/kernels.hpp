@@ -51,17 +51,23 @@ struct CosSinBlock {
   const double* ca;
   const double* step_s;  // sin(e w_i), cos(e w_i), row e at e * np
   const double* step_c;
-  std::int64_t np = 0;  // padded pair count (the step table's row length)
-  std::int64_t n = 0;   // pairs written
-  float scale = 1.0f;   // HF's attention scaling, a float32 product after rounding (1: none)
-  bool half = true;     // [c_0 .. c_{n-1}, c_0 .. c_{n-1}], else each value twice
+  std::int64_t np = 0;        // padded pair count (the step table's row length)
+  std::int64_t n = 0;         // pairs written
+  float scale = 1.0f;         // HF's attention scaling, a float32 product after rounding (1: none)
+  bool half = true;           // [c_0 .. c_{n-1}, c_0 .. c_{n-1}], else each value twice
+  double anchor = 0.0;        // the block's anchor position a (row e is position a + e)
+  const double* w = nullptr;  // the frequencies (np): the hard cases are recomputed from them
 };
 
-// Frequency i of one cos_sin_block row (the scalar kernel, and the SIMD kernel's tail).
+// Frequency i of one cos_sin_block row at position p (the scalar kernel, and the SIMD kernel's
+// tail): the float32 nearest to sin / cos(p w_i), by the paper table's rounding test and fallback.
 inline void cos_sin_one(const CosSinBlock& B, std::int64_t i, const double* sd, const double* cd,
-                        bool scaled, float* co, float* so) {
-  float sv = static_cast<float>(B.sa[i] * cd[i] + B.ca[i] * sd[i]);
-  float cv = static_cast<float>(B.ca[i] * cd[i] - B.sa[i] * sd[i]);
+                        double p, bool scaled, float* co, float* so) {
+  bool hard_s = false, hard_c = false;
+  float sv = round_checked(B.sa[i] * cd[i] + B.ca[i] * sd[i], hard_s);
+  float cv = round_checked(B.ca[i] * cd[i] - B.sa[i] * sd[i], hard_c);
+  if (hard_s) sv = rounded_exact(p, B.w[i], false);
+  if (hard_c) cv = rounded_exact(p, B.w[i], true);
   if (scaled) {
     sv *= B.scale;
     cv *= B.scale;
@@ -77,8 +83,9 @@ inline void cos_sin_one(const CosSinBlock& B, std::int64_t i, const double* sd, 
 
 // Rows e0 <= e < e1 of a block of cos_sin (row e at cos + (e - e0) * stride, same for sin):
 // c_i = float32(ca_i cd_i - sa_i sd_i), s_i = float32(sa_i cd_i + ca_i sd_i) with (sd, cd) the
-// step table's row e (detail::scalar::rotate_to_f32's expressions with scale 1), times B.scale
-// in float32 when it is not 1, written in B's layout (2 n floats per row each).
+// step table's row e (detail::scalar::rotate_to_f32_exact's expressions), each the float32
+// nearest to the exact value (rounding test, rounded_exact for the rare hard cases), times
+// B.scale in float32 when it is not 1, written in B's layout (2 n floats per row each).
 inline void cos_sin_block(const CosSinBlock& B, std::int64_t e0, std::int64_t e1, float* cos,
                           float* sin, std::int64_t stride) {
   const bool scaled = B.scale != 1.0f;
@@ -87,8 +94,9 @@ inline void cos_sin_block(const CosSinBlock& B, std::int64_t e0, std::int64_t e1
     const double* cd = B.step_c + e * B.np;
     float* co = cos + (e - e0) * stride;
     float* so = sin + (e - e0) * stride;
+    const double p = B.anchor + static_cast<double>(e);
     for (std::int64_t i = 0; i < B.n; ++i) {
-      cos_sin_one(B, i, sd, cd, scaled, co, so);
+      cos_sin_one(B, i, sd, cd, p, scaled, co, so);
     }
   }
 }
@@ -188,19 +196,24 @@ inline void cos_sin_block(const scalar::CosSinBlock& B, std::int64_t e0, std::in
     const double* cd = B.step_c + e * B.np;
     float* co = cos + (e - e0) * stride;
     float* so = sin + (e - e0) * stride;
+    const double p = B.anchor + static_cast<double>(e);
     for (std::int64_t i = 0; i < n4; i += 4) {
       v128_t sv[2], cv[2];
       for (int h = 0; h < 2; ++h) {
         const std::int64_t j = i + 2 * h;
         const v128_t a_s = wasm_v128_load(B.sa + j), a_c = wasm_v128_load(B.ca + j);
         const v128_t d_s = wasm_v128_load(sd + j), d_c = wasm_v128_load(cd + j);
-        sv[h] = wasm_f32x4_demote_f64x2_zero(
-            wasm_f64x2_add(wasm_f64x2_mul(a_s, d_c), wasm_f64x2_mul(a_c, d_s)));
-        cv[h] = wasm_f32x4_demote_f64x2_zero(
-            wasm_f64x2_sub(wasm_f64x2_mul(a_c, d_c), wasm_f64x2_mul(a_s, d_s)));
+        sv[h] = wasm_f64x2_add(wasm_f64x2_mul(a_s, d_c), wasm_f64x2_mul(a_c, d_s));
+        cv[h] = wasm_f64x2_sub(wasm_f64x2_mul(a_c, d_c), wasm_f64x2_mul(a_s, d_s));
       }
-      v128_t s4 = wasm_i32x4_shuffle(sv[0], sv[1], 0, 1, 4, 5);
-      v128_t c4 = wasm_i32x4_shuffle(cv[0], cv[1], 0, 1, 4, 5);
+      // The rounding test of the paper's kernels (round4); the rare hard lanes recomputed.
+      v128_t hs, hc;
+      v128_t s4 = round4(sv[0], sv[1], hs);
+      v128_t c4 = round4(cv[0], cv[1], hc);
+      if (wasm_v128_any_true(wasm_v128_or(hs, hc))) {
+        s4 = fix_hard(s4, hs, p, B.w + i, false);
+        c4 = fix_hard(c4, hc, p, B.w + i, true);
+      }
       if (scaled) {
         s4 = wasm_f32x4_mul(s4, vscale);
         c4 = wasm_f32x4_mul(c4, vscale);
@@ -218,7 +231,7 @@ inline void cos_sin_block(const scalar::CosSinBlock& B, std::int64_t e0, std::in
       }
     }
     for (std::int64_t i = n4; i < n; ++i) {
-      cos_sin_one(B, i, sd, cd, scaled, co, so);
+      cos_sin_one(B, i, sd, cd, p, scaled, co, so);
     }
   }
 }

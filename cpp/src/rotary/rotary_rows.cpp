@@ -106,8 +106,16 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
     // each: the caller's rows must be that wide), else into the scratch.
     float* rs = direct_s != nullptr ? direct_s + r * direct_stride : s;
     float* rc = direct_c != nullptr ? direct_c + r * direct_stride : c;
-    detail::rotary_kernel::rotate_to_f32(sa, ca, set.step_s.data() + e * np,
-                                         set.step_c.data() + e * np, np, scale, rs, rc);
+    if (!for_apply && fast) {
+      // cos_sin: each value the float32 nearest to the exact one (scale is 1 here: HF's
+      // attention scaling is a float32 product after the rounding).
+      detail::rotary_kernel::rotate_to_f32_exact(sa, ca, set.step_s.data() + e * np,
+                                                 set.step_c.data() + e * np, np, p, set.w.data(),
+                                                 rs, rc);
+    } else {
+      detail::rotary_kernel::rotate_to_f32(sa, ca, set.step_s.data() + e * np,
+                                           set.step_c.data() + e * np, np, scale, rs, rc);
+    }
     row_fn(r, rc, rs);
   }
   // Keep the last anchor for the next call (a few doubles per pair; skipped if out of memory).
@@ -144,12 +152,14 @@ bool RotaryEmbedding::cos_sin_blocks(const AngleSet& set, const RotaryRows& rows
   B.n = rd / 2;
   B.scale = scale;
   B.half = half;
+  B.w = set.w.data();
   for (std::int64_t r = 0; r < rows.count;) {
     const double p = rows.first_position + static_cast<double>(r);
     const double a = std::trunc(p / static_cast<double>(kBlock)) * static_cast<double>(kBlock);
     const std::int64_t e0 = static_cast<std::int64_t>(p - a);
     const std::int64_t e1 = std::min<std::int64_t>(kBlock, e0 + (rows.count - r));
     detail::rotary_kernel::sincos_f64_two_pass(set.w.data(), np, a, sa, ca);
+    B.anchor = a;
     detail::rotary_kernel::cos_sin_block(B, e0, e1, cos + r * rd, sin + r * rd, rd);
     r += e1 - e0;
   }
