@@ -63,11 +63,8 @@ struct CosSinBlock {
 // tail): the float32 nearest to sin / cos(p w_i), by the paper table's rounding test and fallback.
 inline void cos_sin_one(const CosSinBlock& B, std::int64_t i, const double* sd, const double* cd,
                         double p, bool scaled, float* co, float* so) {
-  bool hard_s = false, hard_c = false;
-  float sv = round_checked(B.sa[i] * cd[i] + B.ca[i] * sd[i], hard_s);
-  float cv = round_checked(B.ca[i] * cd[i] - B.sa[i] * sd[i], hard_c);
-  if (hard_s) sv = rounded_exact(p, B.w[i], false);
-  if (hard_c) cv = rounded_exact(p, B.w[i], true);
+  float sv, cv;
+  rotate1_exact(B.sa, B.ca, sd, cd, i, p, B.w, sv, cv);
   if (scaled) {
     sv *= B.scale;
     cv *= B.scale;
@@ -81,6 +78,20 @@ inline void cos_sin_one(const CosSinBlock& B, std::int64_t i, const double* sd, 
   }
 }
 
+// Row e of a cos_sin_block call: its step-table rows, its output rows and its position.
+struct BlockRow {
+  const double* sd;
+  const double* cd;
+  float* co;
+  float* so;
+  double p;
+};
+inline BlockRow block_row(const CosSinBlock& B, std::int64_t e, std::int64_t e0, float* cos,
+                          float* sin, std::int64_t stride) {
+  return {B.step_s + e * B.np, B.step_c + e * B.np, cos + (e - e0) * stride,
+          sin + (e - e0) * stride, B.anchor + static_cast<double>(e)};
+}
+
 // Rows e0 <= e < e1 of a block of cos_sin (row e at cos + (e - e0) * stride, same for sin):
 // c_i = float32(ca_i cd_i - sa_i sd_i), s_i = float32(sa_i cd_i + ca_i sd_i) with (sd, cd) the
 // step table's row e (detail::scalar::rotate_to_f32_exact's expressions), each the float32
@@ -90,13 +101,9 @@ inline void cos_sin_block(const CosSinBlock& B, std::int64_t e0, std::int64_t e1
                           float* sin, std::int64_t stride) {
   const bool scaled = B.scale != 1.0f;
   for (std::int64_t e = e0; e < e1; ++e) {
-    const double* sd = B.step_s + e * B.np;
-    const double* cd = B.step_c + e * B.np;
-    float* co = cos + (e - e0) * stride;
-    float* so = sin + (e - e0) * stride;
-    const double p = B.anchor + static_cast<double>(e);
+    const BlockRow row = block_row(B, e, e0, cos, sin, stride);
     for (std::int64_t i = 0; i < B.n; ++i) {
-      cos_sin_one(B, i, sd, cd, p, scaled, co, so);
+      cos_sin_one(B, i, row.sd, row.cd, row.p, scaled, row.co, row.so);
     }
   }
 }
@@ -192,28 +199,12 @@ inline void cos_sin_block(const scalar::CosSinBlock& B, std::int64_t e0, std::in
   const bool scaled = B.scale != 1.0f;
   const v128_t vscale = wasm_f32x4_splat(B.scale);
   for (std::int64_t e = e0; e < e1; ++e) {
-    const double* sd = B.step_s + e * B.np;
-    const double* cd = B.step_c + e * B.np;
-    float* co = cos + (e - e0) * stride;
-    float* so = sin + (e - e0) * stride;
-    const double p = B.anchor + static_cast<double>(e);
+    const scalar::BlockRow row = scalar::block_row(B, e, e0, cos, sin, stride);
+    const double *sd = row.sd, *cd = row.cd, p = row.p;
+    float *co = row.co, *so = row.so;
     for (std::int64_t i = 0; i < n4; i += 4) {
-      v128_t sv[2], cv[2];
-      for (int h = 0; h < 2; ++h) {
-        const std::int64_t j = i + 2 * h;
-        const v128_t a_s = wasm_v128_load(B.sa + j), a_c = wasm_v128_load(B.ca + j);
-        const v128_t d_s = wasm_v128_load(sd + j), d_c = wasm_v128_load(cd + j);
-        sv[h] = wasm_f64x2_add(wasm_f64x2_mul(a_s, d_c), wasm_f64x2_mul(a_c, d_s));
-        cv[h] = wasm_f64x2_sub(wasm_f64x2_mul(a_c, d_c), wasm_f64x2_mul(a_s, d_s));
-      }
-      // The rounding test of the paper's kernels (round4); the rare hard lanes recomputed.
-      v128_t hs, hc;
-      v128_t s4 = round4(sv[0], sv[1], hs);
-      v128_t c4 = round4(cv[0], cv[1], hc);
-      if (wasm_v128_any_true(wasm_v128_or(hs, hc))) {
-        s4 = fix_hard(s4, hs, p, B.w + i, false);
-        c4 = fix_hard(c4, hc, p, B.w + i, true);
-      }
+      v128_t s4, c4;
+      rotate4_exact(B.sa, B.ca, sd, cd, i, p, B.w, s4, c4);
       if (scaled) {
         s4 = wasm_f32x4_mul(s4, vscale);
         c4 = wasm_f32x4_mul(c4, vscale);

@@ -44,16 +44,20 @@ inline void rotate_to_f32(const double* sa, const double* ca, const double* sd, 
 // The same with scale 1 and each value the float32 nearest to the exact sin / cos(p w[i]) of the
 // row's position p (0 <= p w[i] <= kReduceLimit): the paper table's rounding test, rounded_exact
 // for the rare hard cases.
+inline void rotate1_exact(const double* sa, const double* ca, const double* sd, const double* cd,
+                          std::int64_t i, double p, const double* w, float& s, float& c) {
+  bool hard_s = false, hard_c = false;
+  s = round_checked(sa[i] * cd[i] + ca[i] * sd[i], hard_s);
+  c = round_checked(ca[i] * cd[i] - sa[i] * sd[i], hard_c);
+  if (hard_s) s = rounded_exact(p, w[i], false);
+  if (hard_c) c = rounded_exact(p, w[i], true);
+}
+
 inline void rotate_to_f32_exact(const double* sa, const double* ca, const double* sd,
                                 const double* cd, std::int64_t n, double p, const double* w,
                                 float* s, float* c) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    bool hard_s = false, hard_c = false;
-    s[i] = round_checked(sa[i] * cd[i] + ca[i] * sd[i], hard_s);
-    c[i] = round_checked(ca[i] * cd[i] - sa[i] * sd[i], hard_c);
-    if (hard_s) s[i] = rounded_exact(p, w[i], false);
-    if (hard_c) c[i] = rounded_exact(p, w[i], true);
-  }
+  for (std::int64_t i = 0; i < n; ++i)
+    rotate1_exact(sa, ca, sd, cd, i, p, w, s[i], c[i]);
 }
 
 }  // namespace scalar
@@ -105,26 +109,34 @@ inline void rotate_to_f32(const double* sa, const double* ca, const double* sd, 
   }
 }
 
+// Frequencies i..i+3 of scalar::rotate1_exact: the float64 sums two lanes at a time, the rounding
+// test of the paper's kernels (round4), the rare hard lanes recomputed.
+inline void rotate4_exact(const double* sa, const double* ca, const double* sd, const double* cd,
+                          std::int64_t i, double p, const double* w, v128_t& s4, v128_t& c4) {
+  v128_t sv[2], cv[2];
+  for (int h = 0; h < 2; ++h) {
+    const std::int64_t j = i + 2 * h;
+    const v128_t a_s = wasm_v128_load(sa + j), a_c = wasm_v128_load(ca + j);
+    const v128_t d_s = wasm_v128_load(sd + j), d_c = wasm_v128_load(cd + j);
+    sv[h] = wasm_f64x2_add(wasm_f64x2_mul(a_s, d_c), wasm_f64x2_mul(a_c, d_s));
+    cv[h] = wasm_f64x2_sub(wasm_f64x2_mul(a_c, d_c), wasm_f64x2_mul(a_s, d_s));
+  }
+  v128_t hs, hc;
+  s4 = round4(sv[0], sv[1], hs);
+  c4 = round4(cv[0], cv[1], hc);
+  if (wasm_v128_any_true(wasm_v128_or(hs, hc))) {
+    s4 = fix_hard(s4, hs, p, w + i, false);
+    c4 = fix_hard(c4, hc, p, w + i, true);
+  }
+}
+
 // See scalar::rotate_to_f32_exact; n a multiple of 4.
 inline void rotate_to_f32_exact(const double* sa, const double* ca, const double* sd,
                                 const double* cd, std::int64_t n, double p, const double* w,
                                 float* s, float* c) {
   for (std::int64_t i = 0; i < n; i += 4) {
-    v128_t sv[2], cv[2];
-    for (int h = 0; h < 2; ++h) {
-      const std::int64_t j = i + 2 * h;
-      const v128_t a_s = wasm_v128_load(sa + j), a_c = wasm_v128_load(ca + j);
-      const v128_t d_s = wasm_v128_load(sd + j), d_c = wasm_v128_load(cd + j);
-      sv[h] = wasm_f64x2_add(wasm_f64x2_mul(a_s, d_c), wasm_f64x2_mul(a_c, d_s));
-      cv[h] = wasm_f64x2_sub(wasm_f64x2_mul(a_c, d_c), wasm_f64x2_mul(a_s, d_s));
-    }
-    v128_t hs, hc;
-    v128_t s4 = round4(sv[0], sv[1], hs);
-    v128_t c4 = round4(cv[0], cv[1], hc);
-    if (wasm_v128_any_true(wasm_v128_or(hs, hc))) {
-      s4 = fix_hard(s4, hs, p, w + i, false);
-      c4 = fix_hard(c4, hc, p, w + i, true);
-    }
+    v128_t s4, c4;
+    rotate4_exact(sa, ca, sd, cd, i, p, w, s4, c4);
     wasm_v128_store(s + i, s4);
     wasm_v128_store(c + i, c4);
   }
