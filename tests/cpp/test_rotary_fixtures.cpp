@@ -53,6 +53,17 @@ RotarySpec spec_of(const json& config) {
   return spec;
 }
 
+// The spec of a fixture's explicit options (float64 frequencies).
+RotarySpec spec_of_options(const json& o) {
+  RotarySpec spec;
+  spec.head_dim = o.at("headDim").get<std::int64_t>();
+  spec.rotary_dim = o.at("rotaryDim").get<std::int64_t>();
+  spec.base = o.at("base").get<double>();
+  spec.layout =
+      o.at("layout").get<std::string>() == "half" ? RotaryLayout::half : RotaryLayout::interleaved;
+  return spec;
+}
+
 double seq_len_of(const json& entry) {
   return entry.at("seqLen").is_null() ? 0.0 : entry.at("seqLen").get<double>();
 }
@@ -139,13 +150,7 @@ TEST_CASE("rotary fixtures: explicit options (float64 frequencies)", "[rotary][f
   const json f = load("rotary/explicit.json");
   for (const json& c : f.at("cases")) {
     INFO("case " << c.at("id").get<std::string>());
-    const json& o = c.at("options");
-    RotarySpec spec;
-    spec.head_dim = o.at("headDim").get<std::int64_t>();
-    spec.rotary_dim = o.at("rotaryDim").get<std::int64_t>();
-    spec.base = o.at("base").get<double>();
-    spec.layout = o.at("layout").get<std::string>() == "half" ? RotaryLayout::half
-                                                              : RotaryLayout::interleaved;
+    const RotarySpec spec = spec_of_options(c.at("options"));
     RotaryEmbedding rot;
     REQUIRE(rot.init(spec).ok());
     const std::vector<double> want = c.at("invFreq").get<std::vector<double>>();
@@ -180,12 +185,7 @@ TEST_CASE("rotary fixtures: apply", "[rotary][fixtures]") {
       spec = spec_of(hf.at("config"));
       seq_len = seq_len_of(hf.at("invFreq").at(source.at("invFreqSet").get<std::string>()));
     } else {
-      const json& o = source.at("options");
-      spec.head_dim = o.at("headDim").get<std::int64_t>();
-      spec.rotary_dim = o.at("rotaryDim").get<std::int64_t>();
-      spec.base = o.at("base").get<double>();
-      spec.layout = o.at("layout").get<std::string>() == "half" ? RotaryLayout::half
-                                                                : RotaryLayout::interleaved;
+      spec = spec_of_options(source.at("options"));
     }
     RotaryEmbedding rot;
     REQUIRE(rot.init(spec).ok());
