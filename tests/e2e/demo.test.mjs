@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { launchChromium, serveStatic } from '../browser/launch.mjs';
+import { canvasInk, hoverCell, watchPage } from './page.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
@@ -24,40 +25,13 @@ let server;
 let page;
 const problems = []; // console errors, page errors, failed requests
 
-function watch(p, label) {
-  p.on('console', (msg) => {
-    if (msg.type() === 'error') problems.push(`${label} console error: ${msg.text()}`);
-  });
-  p.on('pageerror', (err) => problems.push(`${label} page error: ${err.message}`));
-  p.on('requestfailed', (req) => problems.push(`${label} request failed: ${req.url()} (${req.failure()?.errorText})`));
-  p.on('response', (res) => {
-    if (res.status() >= 400) problems.push(`${label} HTTP ${res.status()}: ${res.url()}`);
-  });
-  p.on('worker', (w) => w.on('console', (msg) => msg.type() === 'error' && problems.push(`${label} worker error: ${msg.text()}`)));
-}
-
 async function open(options = {}, label = 'page') {
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, ...options });
   const p = await context.newPage();
-  watch(p, label);
+  watchPage(p, label, problems);
   await p.goto(server.url);
   await p.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
   return p;
-}
-
-/** Fraction of a canvas's pixels that differ from its first pixel (0 = blank). */
-async function canvasInk(p, selector) {
-  return p.$$eval(selector, (canvases) =>
-    canvases.map((c) => {
-      const ctx = c.getContext('2d');
-      const { data } = ctx.getImageData(0, 0, c.width, c.height);
-      let differ = 0;
-      for (let i = 0; i < data.length; i += 4) {
-        if (data[i] !== data[0] || data[i + 1] !== data[1] || data[i + 2] !== data[2] || data[i + 3] !== data[3]) differ++;
-      }
-      return differ / (data.length / 4);
-    }),
-  );
 }
 
 async function canvasHash(p, selector) {
@@ -71,16 +45,6 @@ async function canvasHash(p, selector) {
 
 async function shoot(p, id, name = id) {
   await p.locator(`#${id}`).screenshot({ path: join(shots, `${name}.png`) });
-}
-
-/** Moves the pointer over heatmap cell (row, col) of the heatmap inside `containerSelector`. */
-async function hoverCell(p, containerSelector, row, col) {
-  const canvas = p.locator(`${containerSelector} canvas:not(.colorbar)`).first();
-  await canvas.scrollIntoViewIfNeeded();
-  const box = await canvas.boundingBox();
-  const g = JSON.parse(await canvas.getAttribute('data-plot'));
-  const [x, y] = g.transpose ? [row, col] : [col, row];
-  await p.mouse.move(box.x + g.left + ((x + 0.5) / g.xCells) * g.width, box.y + g.top + ((y + 0.5) / g.yCells) * g.height);
 }
 
 before(async () => {

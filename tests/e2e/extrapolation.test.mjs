@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { launchChromium, serveStatic } from '../browser/launch.mjs';
+import { watchPage } from './page.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
@@ -25,9 +26,7 @@ before(async () => {
   browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
   page = await context.newPage();
-  page.on('console', (msg) => msg.type() === 'error' && problems.push(`console error: ${msg.text()}`));
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('response', (res) => res.status() >= 400 && problems.push(`HTTP ${res.status()}: ${res.url()}`));
+  watchPage(page, 'page', problems);
   await page.goto(server.url);
   await page.waitForSelector('#extrapolation[data-ready="true"]', { timeout: 60_000 });
 });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { launchChromium, serveStatic } from '../browser/launch.mjs';
+import { canvasInk, cellPoint, hoverCell, watchPage } from './page.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
@@ -21,21 +22,10 @@ let server;
 let page;
 const problems = []; // console errors, page errors, failed requests
 
-function watch(p, label) {
-  p.on('console', (msg) => {
-    if (msg.type() === 'error') problems.push(`${label} console error: ${msg.text()}`);
-  });
-  p.on('pageerror', (err) => problems.push(`${label} page error: ${err.message}`));
-  p.on('requestfailed', (req) => problems.push(`${label} request failed: ${req.url()} (${req.failure()?.errorText})`));
-  p.on('response', (res) => {
-    if (res.status() >= 400) problems.push(`${label} HTTP ${res.status()}: ${res.url()}`);
-  });
-}
-
 async function open(options = {}, label = 'page') {
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, ...options });
   const p = await context.newPage();
-  watch(p, label);
+  watchPage(p, label, problems);
   await p.goto(server.url);
   for (const id of SECTIONS) await p.waitForSelector(`#${id}[data-ready="true"]`, { timeout: 30_000 });
   return p;
@@ -45,34 +35,9 @@ async function shoot(p, id, name = id) {
   await p.locator(`#${id}`).screenshot({ path: join(shots, `positions-${name}.png`) });
 }
 
-/** Fraction of a canvas's pixels that differ from its first pixel (0 = blank). */
-async function canvasInk(p, selector) {
-  return p.$$eval(selector, (canvases) =>
-    canvases.map((c) => {
-      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
-      let differ = 0;
-      for (let i = 0; i < data.length; i += 4) {
-        if (data[i] !== data[0] || data[i + 1] !== data[1] || data[i + 2] !== data[2]) differ++;
-      }
-      return differ / (data.length / 4);
-    }),
-  );
-}
-
-/** The heatmap canvas inside `container`, and where cell (row, col) is on the page. */
-async function cellPoint(p, container, row, col) {
-  const canvas = p.locator(`${container} canvas:not(.colorbar)`).first();
-  await canvas.scrollIntoViewIfNeeded();
-  const box = await canvas.boundingBox();
-  const g = JSON.parse(await canvas.getAttribute('data-plot'));
-  const [x, y] = g.transpose ? [row, col] : [col, row];
-  return { x: box.x + g.left + ((x + 0.5) / g.xCells) * g.width, y: box.y + g.top + ((y + 0.5) / g.yCells) * g.height };
-}
-
 /** Points at cell (row, col) of a heatmap and returns the number its readout shows. */
 async function readCell(p, container, readoutId, row, col) {
-  const { x, y } = await cellPoint(p, container, row, col);
-  await p.mouse.move(x, y);
+  await hoverCell(p, container, row, col);
   await p.waitForFunction(
     ([id, r, c]) => {
       const d = document.getElementById(id).dataset;
