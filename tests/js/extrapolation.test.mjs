@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { mulberry32 } from '../../web/src/lib/random.js';
 import { fixtureDir, loadPackage, maxAbsDiff } from './helpers.mjs';
 
 const { init } = await loadPackage();
@@ -16,18 +17,6 @@ const evalJs = JSON.parse(readFileSync(join(dir, 'eval-js.json'), 'utf8'));
 const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8'));
 const METHODS = ['vaswani', 'rotary', 'rotary-partial', 'alibi', 'none'];
 const bytesOf = (m) => new Uint8Array(readFileSync(join(dir, `${m}.safetensors`)));
-
-/** mulberry32, as eval_sequences.py: one uint32 per call. */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 function sequences(length, count, seed, symbols) {
   const next = mulberry32(seed + length);

@@ -15,6 +15,7 @@ import alibiUrl from '../../../tests/fixtures/extrapolation/alibi.safetensors?ur
 import noneUrl from '../../../tests/fixtures/extrapolation/none.safetensors?url';
 import { LineChart, palette } from '../lib/chart.js';
 import { Heatmap } from '../lib/heatmap.js';
+import { mulberry32 } from '../lib/random.js';
 import { el } from '../lib/util.js';
 
 const MODELS = [
@@ -26,18 +27,6 @@ const MODELS = [
 ];
 const LENGTHS = [32, 64, 128, 256, 512];
 const TOKENS_PER_LENGTH = 4096; // sequences per length: 4096 / L (128 of 32 ... 8 of 512)
-
-/** mulberry32: one uint32 per call (the generator of eval_sequences.py and the tests). */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 function sequence(next, length, symbols) {
   return Array.from({ length }, () => Math.floor((next() * symbols) / 2 ** 32));

@@ -7,6 +7,7 @@
 import { interpolateRdBu } from 'd3-scale-chromatic';
 import { LineChart, palette } from '../lib/chart.js';
 import { Heatmap } from '../lib/heatmap.js';
+import { mulberry32 } from '../lib/random.js';
 import { onThemeChange, themeColor } from '../lib/theme.js';
 import { guarded, intValue, perFrame } from '../lib/util.js';
 // section 8's presets: the config.json objects of tests/fixtures/rotary/ (Vite keeps only `config`)
@@ -24,14 +25,8 @@ const TAU = 2 * Math.PI;
 
 /** n standard normal numbers from a seed (mulberry32 and Box-Muller): a fixed "random" q or k. */
 export function gaussians(n, seed) {
-  let a = seed >>> 0;
-  const uniform = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
+  const uniform = () => next() / 4294967296;
   const out = new Float32Array(n);
   for (let i = 0; i < n; i++) out[i] = Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(TAU * uniform());
   return out;
