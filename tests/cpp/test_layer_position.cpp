@@ -186,10 +186,12 @@ TEST_CASE("position step: rotate_heads and alibi_slopes against float64", "[laye
         const auto x0 = layer_test::lcg_values(r, static_cast<std::size_t>(rows * stride), 2.0);
         std::vector<float> x(x0);
         const double positions[] = {0.0, 7.0, 2147483647.0};
+        std::vector<double> frequencies(static_cast<std::size_t>(r / 2));
+        rotary_frequencies_of(theta, r, frequencies.data());
         RotaryParams params;
-        params.theta = theta;
         params.rotary_dim = r;
         params.layout = layout;
+        params.frequencies = frequencies.data();
         rotate_heads(x.data(), rows, heads, head_dim, stride, params, positions);
         double worst = 0.0;
         for (std::int64_t row = 0; row < rows; ++row)

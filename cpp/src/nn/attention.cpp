@@ -93,7 +93,6 @@ void TransformerEncoderLayer::self_attention(const float* x, std::int64_t length
   // before the scaling, as HF LLaMA rotates before its scaled product; ALiBi is a bias in stage 3.
   if (method == PositionMethod::rotary) {
     RotaryParams params;
-    params.theta = position.rope_theta;
     params.rotary_dim = position.rotary_dim == 0 ? dh : position.rotary_dim;
     params.layout = position.rotary_layout;
     params.frequencies = rotary_frequencies_.data();

@@ -14,16 +14,12 @@ namespace {
 // Pairs per chunk: the chunk's frequencies and one row's cos/sin stay on the stack (1 KB).
 constexpr std::int64_t kPairChunk = 64;
 
-// 1 / theta^(2k / r): the expression of the rotary family's default_chain (float64).
-double frequency_of(double theta, std::int64_t k, std::int64_t r) {
-  return 1.0 / math::pow(theta, static_cast<double>(2 * k) / static_cast<double>(r));
-}
-
 }  // namespace
 
 void rotary_frequencies_of(double theta, std::int64_t rotary_dim, double* out) {
+  // 1 / theta^(2k / r): the expression of the rotary family's default_chain (float64).
   for (std::int64_t k = 0; k < rotary_dim / 2; ++k)
-    out[k] = frequency_of(theta, k, rotary_dim);
+    out[k] = 1.0 / math::pow(theta, static_cast<double>(2 * k) / static_cast<double>(rotary_dim));
 }
 
 void rotate_heads(float* x, std::int64_t rows, std::int64_t heads, std::int64_t head_dim,
@@ -32,15 +28,10 @@ void rotate_heads(float* x, std::int64_t rows, std::int64_t heads, std::int64_t 
   // Element offsets of the two members of pair k within a head.
   const bool interleaved = params.layout == RotaryLayout::interleaved;
   const std::int64_t first_step = interleaved ? 2 : 1, second_offset = interleaved ? 1 : half;
-  double computed[kPairChunk];
   float cos_row[kPairChunk], sin_row[kPairChunk];
   for (std::int64_t k0 = 0; k0 < half; k0 += kPairChunk) {
     const std::int64_t n = half - k0 < kPairChunk ? half - k0 : kPairChunk;
-    const double* frequency = params.frequencies != nullptr ? params.frequencies + k0 : computed;
-    if (params.frequencies == nullptr) {
-      for (std::int64_t k = 0; k < n; ++k)
-        computed[k] = frequency_of(params.theta, k0 + k, r);
-    }
+    const double* frequency = params.frequencies + k0;
     for (std::int64_t row = 0; row < rows; ++row) {
       const double p = positions[row];
       for (std::int64_t k = 0; k < n; ++k) {

@@ -47,11 +47,10 @@ struct PositionConfig {
 
 // The rotation of one layer: the number of rotated dims already resolved (never 0).
 struct RotaryParams {
-  double theta = 10000.0;
   std::int64_t rotary_dim = 0;  // even, 2..head_dim
   RotaryLayout layout = RotaryLayout::half;
-  // rotary_dim / 2 frequencies from rotary_frequencies_of(theta, rotary_dim, ...), or null: then
-  // rotate_heads computes them (the layer computes them once, when it is configured).
+  // rotary_dim / 2 frequencies from rotary_frequencies_of(theta, rotary_dim, ...) (the layer
+  // computes them once, when it is configured).
   const double* frequencies = nullptr;
 };
 
@@ -62,17 +61,17 @@ void rotary_frequencies_of(double theta, std::int64_t rotary_dim, double* out);
 
 // Rotates `heads` heads of head_dim floats in each of `rows` rows (row r starts at x + r * stride,
 // head h at x + r * stride + h * head_dim) by row r's position p = positions[r]: for pair k of the
-// layout (k = 0 .. rotary_dim/2 - 1, frequency w_k = theta^(-2k / rotary_dim)),
+// layout (k = 0 .. rotary_dim/2 - 1, frequency w_k = params.frequencies[k]),
 //   a' = a cos - b sin,   b' = b cos + a sin,
 // where (a, b) = (x[k], x[k + rotary_dim/2]) (half) or (x[2k], x[2k + 1]) (interleaved), and
 // cos, sin = float32(cos(p w_k)), float32(sin(p w_k)) with p w_k in float64: HF LLaMA's
 // apply_rotary_pos_emb(q, k, cos, sin) (q * cos + rotate_half(q) * sin) with float64 angles. The
 // products and sums are float32, so a result is within 1.5 ulp of the exact rotation of its
-// float32 inputs by the float32 cos and sin. w_k is the float64 nearest to theta^(-2k/r)'s
-// reciprocal chain of rotary_frequencies_of, and the angle p w_k is rounded once in float64: the
-// cos and sin are the correctly rounded float32 values up to |p| ~ 10^6 but for rare ties, and
-// within 2e-5 at |p| = kMaxLayerPosition. Dims rotary_dim..head_dim-1 are not touched. q and k of
-// the in-projection are one call: 2 * heads heads of the same positions.
+// float32 inputs by the float32 cos and sin. With w_k from rotary_frequencies_of (1 / theta^(2k/r)
+// in float64) and the angle p w_k rounded once in float64, the cos and sin are the correctly
+// rounded float32 values up to |p| ~ 10^6 but for rare ties, and within 2e-5 at |p| =
+// kMaxLayerPosition. Dims rotary_dim..head_dim-1 are not touched. q and k of the in-projection are
+// one call: 2 * heads heads of the same positions.
 void rotate_heads(float* x, std::int64_t rows, std::int64_t heads, std::int64_t head_dim,
                   std::int64_t stride, const RotaryParams& params, const double* positions);
 
