@@ -11,13 +11,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { layerInput, layerState } from '../fixtures/layer/lcg.mjs';
-import { BOUND, fixtureDir, loadEncodingPackage, loadPackage, maxAbsDiff, oracleTable, root } from './helpers.mjs';
+import { BOUND, fixtureDir, loadPackage, maxAbsDiff, oracleTable, root } from './helpers.mjs';
 
 const { init, simdSupported } = await loadPackage();
-// The rotary, ALiBi and 2D rows need an instance that has those families: the main entry when it
-// links them, else posenc/encoding.
-const familiesInit = (await init()).rotary ? init : (await loadEncodingPackage()).init;
-const FAMILY_CALL = /\b(?:pe\.rotary|rot|pe\.alibiSlopes|pe\.alibiBias|pe\.encode2d)\b/;
 
 // ---- the README's tables -----------------------------------------------------------------------
 const HEADER = '| call | error | message contains |';
@@ -90,7 +86,6 @@ const weightsOf = () => layerState(layerFixture.seed, CONFIG.dModel, CONFIG.ffDi
 /** Objects a call may use: how an instance makes one, and the valid call that checks it. */
 const OBJECTS = {
   rot: {
-    families: true,
     make: (pe) => pe.rotary({ headDim: 8 }),
     check: (rot) => rot.apply(QUERIES.slice(), { offset: 3 }),
   },
@@ -162,9 +157,8 @@ async function references(simd) {
   const ref = { encode: pe.encode(...ENCODE_ARGS) };
   const spec = { dim: 8, layout: 'interleaved', frequencies: 'paper', odd: 'paper' };
   assert.ok(maxAbsDiff(ref.encode, oracleTable(spec, [5, 6, 7])) <= BOUND, 'encode vs float64 oracle');
-  const peFamilies = await familiesInit({ simd });
   for (const [name, o] of Object.entries(OBJECTS)) {
-    const object = o.make(o.families ? peFamilies : pe);
+    const object = o.make(pe);
     ref[name] = o.check(object);
     object.dispose();
   }
@@ -289,9 +283,8 @@ for (const simd of [true, false]) {
     for (const heading of headings) {
       describe(heading, () => {
         let pe; // one instance per table: every row's errors land on it
-        const families = rows.some((r) => r.heading === heading && FAMILY_CALL.test(r.call));
         before(async () => {
-          pe = await (families ? familiesInit : init)({ simd });
+          pe = await init({ simd });
         });
         for (const row of rows.filter((r) => r.heading === heading)) {
           test(`${row.call} -> ${row.error}`, () => runRow(pe, ref, row));
