@@ -38,6 +38,22 @@ void rotary(Reader& in, const std::uint8_t* text, std::size_t text_size) {
   e = rot.init(spec, posenc::ArgumentNames::hf_config);
   if (!e.ok()) return;
   const std::int64_t hd = rot.head_dim(), rd = rot.rotary_dim();
+  // The frequencies of an arbitrary sequence length (rot.inverseFrequenciesFor): an error, or
+  // rotary_dim / 2 finite non-negative ones.
+  {
+    double length = static_cast<double>(raw_offset);
+    if (mode & 64) length = (mode & 128) ? -length : std::ldexp(length, 20);  // also out of range
+    std::vector<double> w;
+    double attention = 0;
+    const posenc::EncodingError fe = posenc::rotary_frequencies(rot.spec(), length, &w, &attention);
+    if (fe.ok()) {
+      check(static_cast<std::int64_t>(w.size()) == rd / 2 && std::isfinite(attention));
+      for (double v : w)
+        check(std::isfinite(v) && v >= 0);  // an absurd base may underflow to 0
+    } else {
+      check(!fe.message.empty());
+    }
+  }
   if (count * heads * hd > (1 << 20)) return;  // keep each run fast
   posenc::RotaryRows rows;
   rows.count = count;
