@@ -153,8 +153,9 @@ export function checkOptionsObject(fn, options, allowed, name = 'options') {
     throw typeError(fn, name, 'an object', options);
   }
   const what = name === 'options' ? 'option' : `${name} field`;
-  for (const key of Object.keys(options)) {
-    if (!allowed.has(key)) {
+  // for-in over own keys (no array allocated: this runs on every call, a decoding step's too).
+  for (const key in options) {
+    if (Object.hasOwn(options, key) && !allowed.has(key)) {
       throw new TypeError(`posenc.${fn}: unknown ${what} '${key}' (allowed: ${[...allowed].join(', ')})`);
     }
   }

@@ -33,7 +33,7 @@ export interface RopeScaling {
 }
 
 export interface RotaryOptions {
-  /** Channels per head, 2..65536 (required without config). */
+  /** Channels per head, 2..65536 (required without config or preset). */
   headDim?: number;
   /** theta, > 1. Default 10000. */
   base?: number;
@@ -48,7 +48,23 @@ export interface RotaryOptions {
    * buffer, bit for bit; the other options override the config's values.
    */
   config?: object | string;
+  /** A name of pe.rotaryPresets: that model's config (instead of config; other options override it). */
+  preset?: RotaryPresetName;
 }
+
+/** The models of pe.rotaryPresets (their Hugging Face config.json, RoPE keys only). */
+export type RotaryPresetName =
+  | 'llama-2-7b'
+  | 'llama-3.1-8b'
+  | 'mistral-7b-v0.1'
+  | 'mistral-nemo-2407'
+  | 'qwen2-7b'
+  | 'qwen2.5-7b-instruct-yarn'
+  | 'phi-3-mini-128k-instruct'
+  | 'gpt-oss-20b'
+  | 'vicuna-7b-v1.5-16k'
+  | 'gpt-neox-20b'
+  | 'gpt-j-6b';
 
 export interface RotaryRowOptions {
   /** Position of row 0 (rows are offset, offset + 1, ...). Default 0. */
@@ -106,6 +122,11 @@ export interface Encode2dOptions {
 export interface RotaryApi {
   /** A rotary embedding from explicit options or a Hugging Face config. */
   rotary(options: RotaryOptions): Rotary;
+  /**
+   * Common models' config.json, the keys pe.rotary reads (frozen): pe.rotary({ preset: name }), or
+   * pe.rotary({ config: { ...pe.rotaryPresets[name], ...changes } }).
+   */
+  readonly rotaryPresets: Readonly<Record<RotaryPresetName, Readonly<Record<string, unknown>>>>;
   /** ALiBi's slopes (the paper's get_slopes, float64), heads 1..65536. */
   alibiSlopes(heads: number): Float64Array;
   /**

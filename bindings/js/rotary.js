@@ -1,5 +1,6 @@
 // Rotary position embedding (RoPE): pe.rotary({ headDim, base, rotaryDim, layout, scaling }) or
-// pe.rotary({ config, ...overrides }) returns a Rotary object owning a core RotaryEmbedding
+// pe.rotary({ config, ...overrides }) or pe.rotary({ preset, ...overrides }) (a name of
+// pe.rotaryPresets, rotary_presets.js) returns a Rotary object owning a core RotaryEmbedding
 // (bindings/rotary_bindings.cpp): rot.apply(x, { heads, offset, positions }) rotates
 // [L, heads, headDim] in place, rot.cosSin(length, { offset, positions }) returns Hugging Face's
 // cos/sin tables, rot.inverseFrequencies / rot.attentionScaling say what is used.
@@ -15,15 +16,17 @@ import {
   checkNumber,
   checkNumberList,
   checkOptionsObject,
+  rangeError,
   typeError,
 } from './check.js';
 import { ownHandle } from './lifetime.js';
+import { ROTARY_PRESETS } from './rotary_presets.js';
 
 export const ROTARY_LAYOUTS = ['half', 'interleaved'];
 // Indexed as posenc::RopeScalingType.
 export const ROPE_SCALING_TYPES = ['default', 'linear', 'dynamic', 'yarn', 'llama3', 'longrope'];
 
-const ROTARY_OPTIONS = new Set(['headDim', 'base', 'rotaryDim', 'layout', 'scaling', 'config']);
+const ROTARY_OPTIONS = new Set(['headDim', 'base', 'rotaryDim', 'layout', 'scaling', 'config', 'preset']);
 const SCALING_OPTIONS = new Set([
   'type', 'factor', 'originalMaxPositions', 'lowFreqFactor', 'highFreqFactor', 'betaFast', 'betaSlow',
   'attentionFactor', 'mscale', 'mscaleAllDim', 'truncate', 'shortFactor', 'longFactor',
@@ -109,13 +112,22 @@ export function attachRotaryApi(api, ctx) {
     const o = checkOptionsObject(fn, options, ROTARY_OPTIONS);
     const record = new Float64Array(Module.ROTARY_OPTION_FIELDS).fill(NaN);
     let text = null;
-    if (o.config !== undefined) {
-      const c = o.config;
+    let config = o.config;
+    if (o.preset !== undefined) {
+      if (config !== undefined) throw new TypeError(`posenc.${fn}: give config or preset, not both`);
+      const names = Object.keys(ROTARY_PRESETS);
+      const expected = `one of '${names.join("', '")}' (pe.rotaryPresets)`;
+      if (typeof o.preset !== 'string') throw typeError(fn, 'preset', expected, o.preset);
+      if (!Object.hasOwn(ROTARY_PRESETS, o.preset)) throw rangeError(fn, 'preset', expected, o.preset);
+      config = ROTARY_PRESETS[o.preset];
+    }
+    if (config !== undefined) {
+      const c = config;
       if (typeof c === 'string') text = c;
       else if (c !== null && typeof c === 'object' && !Array.isArray(c)) text = JSON.stringify(c);
       else throw typeError(fn, 'config', "a model's config.json object (or its JSON text)", c);
     } else if (o.headDim === undefined) {
-      throw typeError(fn, 'headDim', 'an integer number (or give config)', undefined);
+      throw typeError(fn, 'headDim', 'an integer number (or give config or preset)', undefined);
     }
     if (o.headDim !== undefined) {
       record[OPTION.headDim] = checkNumber(fn, 'headDim', o.headDim, { integer: true, min: 2, max: Module.ROTARY_MAX_HEAD_DIM });
@@ -233,6 +245,17 @@ export function attachRotaryApi(api, ctx) {
       });
     };
 
+    // The wasm-memory view a one-chunk apply copies back from, kept while the heap buffer, the
+    // address and the length stay the same (a decoding step then allocates no view).
+    let view = null;
+    function stepView(base, length) {
+      const heap = Module.HEAPF32;
+      if (view === null || view.buffer !== heap.buffer || view.byteOffset !== base || view.length !== length) {
+        view = heap.subarray(base / 4, base / 4 + length);
+      }
+      return view;
+    }
+
     /** Rotates x ([L, heads, headDim] float32, row-major) in place and returns it. */
     rot.apply = function apply(x, options) {
       const fn = 'rotary.apply';
@@ -260,7 +283,7 @@ export function attachRotaryApi(api, ctx) {
         heap[q + ROWS.out] = base;
         heap[q + ROWS.outLen] = x.length;
         if (h.apply(base + dataBytes) !== 0) throw familyError(fn, h);
-        x.set(Module.HEAPF32.subarray(base / 4, base / 4 + x.length));
+        x.set(stepView(base, x.length));
         return x;
       }
       runRows(fn, rows, rowFloats, rowFloats, (r0, n, dataPtr, record, recordPtr) => {
@@ -299,4 +322,5 @@ export function attachRotaryApi(api, ctx) {
   }
 
   api.rotary = newRotary;
+  api.rotaryPresets = ROTARY_PRESETS;
 }

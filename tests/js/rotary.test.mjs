@@ -59,6 +59,46 @@ for (const [entry, init, simd] of RUNS) {
       });
     }
 
+    test('rotary presets: each is its fixture config, keys as written, same rotary bit for bit', () => {
+      const fixtureOf = {
+        'llama-2-7b': 'llama-2-7b', 'llama-3.1-8b': 'llama-3.1-8b', 'mistral-7b-v0.1': 'mistral-7b-v0.1',
+        'mistral-nemo-2407': 'mistral-nemo', 'qwen2-7b': 'qwen2-7b', 'qwen2.5-7b-instruct-yarn': 'qwen2.5-7b-instruct-yarn',
+        'phi-3-mini-128k-instruct': 'phi-3-mini-128k-instruct', 'gpt-oss-20b': 'gpt-oss-20b-yarn',
+        'vicuna-7b-v1.5-16k': 'vicuna-7b-v1.5-16k-linear', 'gpt-neox-20b': 'gpt-neox-20b', 'gpt-j-6b': 'gpt-j-6b',
+      };
+      assert.deepEqual(Object.keys(pe.rotaryPresets).sort(), Object.keys(fixtureOf).sort());
+      assert.ok(Object.isFrozen(pe.rotaryPresets) && Object.isFrozen(pe.rotaryPresets['llama-3.1-8b'].rope_scaling));
+      for (const [name, id] of Object.entries(fixtureOf)) {
+        const f = load(`rotary/hf-${id}.json`);
+        const preset = pe.rotaryPresets[name];
+        // Every key of the preset is the config's own value (nothing invented or rounded).
+        for (const [key, v] of Object.entries(preset)) assert.deepEqual(v, f.config[key], `${name}.${key}`);
+        const rot = pe.rotary({ preset: name });
+        const full = pe.rotary({ config: f.config });
+        try {
+          for (const key of ['headDim', 'rotaryDim', 'layout', 'scaling', 'attentionScaling']) {
+            assert.equal(rot[key], full[key], `${name} ${key}`);
+          }
+          assert.equal(rot.layout, f.resolved.layout);
+          assert.deepEqual(rot.inverseFrequencies, full.inverseFrequencies);
+          for (const set of Object.values(f.invFreq)) {
+            assert.deepEqual(Array.from(rot.inverseFrequenciesFor(set.seqLen ?? 1)), set.values.map(Math.fround), name);
+          }
+        } finally {
+          rot.dispose();
+          full.dispose();
+        }
+      }
+      // Options beside a preset override it, as beside config.
+      const half = pe.rotary({ preset: 'gpt-j-6b', layout: 'half', rotaryDim: 32 });
+      try {
+        assert.equal(half.layout, 'half');
+        assert.equal(half.rotaryDim, 32);
+      } finally {
+        half.dispose();
+      }
+    });
+
     test('rotary explicit options: float64 frequencies and tables', () => {
       for (const c of load('rotary/explicit.json').cases) {
         const rot = pe.rotary(c.options);

@@ -60,6 +60,12 @@ async function families(fromMain: boolean) {
   const fromConfig = pe.rotary({ config: { rope_theta: 500000, hidden_size: 4096, num_attention_heads: 32 }, layout: 'half' });
   const q: Float32Array = rot.apply(new Float32Array(2 * 4 * 128), { heads: 4, offset: 10 });
   const { cos, sin } = rot.cosSin(16, { positions: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] });
+  const llama = pe.rotary({ preset: 'llama-3.1-8b' });
+  const neox = pe.rotary({ config: { ...pe.rotaryPresets['gpt-neox-20b'], rotary_pct: 0.5 } });
+  llama.dispose();
+  neox.dispose();
+  // @ts-expect-error: not a preset name
+  pe.rotary({ preset: 'llama-4' });
   const w: Float64Array = fromConfig.inverseFrequencies;
   const a: number = rot.attentionScaling;
   rot.dispose();
