@@ -115,11 +115,20 @@ function time(fn, budgetMs, minSamples = 5) {
     batch *= 2;
   }
   const samples = [];
-  const start = performance.now();
+  let start = performance.now();
   while (samples.length < minSamples || (performance.now() - start < budgetMs && samples.length < 40)) {
     const t0 = performance.now();
     for (let i = 0; i < batch; i++) fn();
-    samples.push((performance.now() - t0) / batch);
+    const elapsed = performance.now() - t0;
+    // A stall while sizing the batch (a busy machine, a background compile) can leave it far too
+    // short for the coarse clock, which then reads most samples as 0 ms: grow it and start over.
+    if (elapsed < 2.5 && batch < 1 << 20) {
+      batch *= 2;
+      samples.length = 0;
+      start = performance.now();
+      continue;
+    }
+    samples.push(elapsed / batch);
   }
   return median(samples);
 }
