@@ -315,8 +315,16 @@ describe('demo page', () => {
       assert.ok(Number(err) < 3e-7, `${shape} ${impl}: max error ${err}`);
       console.log(`  ${shape.padEnd(12)} ${impl.padEnd(30)} ${ms.padStart(8)} ms ${gbps.padStart(6)} GB/s  err ${err}`);
     }
+    const rope = await page.locator('#speed-rope-table tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    assert.equal(rope.length, 6, 'two RoPE shapes x (SIMD, baseline, plain JS)');
+    for (const [shape, impl, ms, gbps, err, vsJs] of rope) {
+      assert.ok(Number(ms) > 0 && Number(gbps) > 0, `RoPE ${shape} ${impl}: ${ms} ms ${gbps} GB/s`);
+      // posenc's contract is 4 ulp of the pair norm; plain JS (float32 tables, float64 arithmetic, one rounding) measures ~8e-8
+      assert.ok(Number(err) < 2 ** -22, `RoPE ${shape} ${impl}: max error / pair norm ${err}`);
+      console.log(`  ${shape.padEnd(16)} ${impl.padEnd(14)} ${ms.padStart(8)} ms ${gbps.padStart(6)} GB/s  err ${err}  ${vsJs} vs JS`);
+    }
     const gap = Number(await page.locator('#speed-note').getAttribute('data-max-frame-gap'));
-    console.log(`  longest frame gap on the page during the run: ${gap} ms`);
+    console.log(`  longest frame gap on the page during the run: ${gap} ms; status: ${await page.locator('#speed-status').innerText()}`);
     assert.ok(gap < 250, `main thread blocked for ${gap} ms`);
     assert.equal(await page.locator('#speed-progress').evaluate((p) => p.value === p.max), true);
     await shoot(page, 'speed');

@@ -1,5 +1,5 @@
-// Section 6: the benchmark runs in a Worker; the page shows progress, the results table, and how
-// long the main thread went without a frame meanwhile (it should stay near 16 ms).
+// Section 6: the benchmark runs in a Worker; the page shows progress, the results tables (encode,
+// then RoPE apply), and how long the main thread went without a frame meanwhile (it should stay near 16 ms).
 import { el } from '../lib/util.js';
 
 export const SHAPES = [
@@ -8,12 +8,19 @@ export const SHAPES = [
   [4096, 1024],
 ];
 
+/** RoPE apply shapes [L, heads, headDim]: a LLaMA-size prompt and a small model's longer one. */
+export const ROPE_SHAPES = [
+  [512, 32, 128],
+  [2048, 8, 64],
+];
+
 export function setupSpeed() {
   const form = document.getElementById('speed-controls');
   const button = document.getElementById('speed-run');
   const progress = document.getElementById('speed-progress');
   const status = document.getElementById('speed-status');
   const tbody = document.querySelector('#speed-table tbody');
+  const ropeBody = document.querySelector('#speed-rope-table tbody');
   const note = document.getElementById('speed-note');
   let worker = null;
 
@@ -21,6 +28,7 @@ export function setupSpeed() {
     e.preventDefault();
     if (worker) return;
     tbody.replaceChildren();
+    ropeBody.replaceChildren();
     progress.value = 0;
     button.disabled = true;
     status.textContent = 'starting the worker…';
@@ -59,11 +67,15 @@ export function setupSpeed() {
         const r = data.row;
         progress.value = data.done;
         status.textContent = `running ${data.done} / ${data.total}`;
-        const key = `${r.length}x${r.dim}`;
+        const rope = r.kind === 'rope';
+        const body = rope ? ropeBody : tbody;
+        const dims = rope ? [r.length, r.heads, r.dim] : [r.length, r.dim];
+        // the RoPE keys have three parts, so they never collide with an encode shape in jsMs
+        const key = dims.join('x');
         if (r.impl === 'plain JS') jsMs.set(key, r.ms);
-        tbody.append(
+        body.append(
           el('tr', { 'data-impl': r.impl, 'data-shape': key },
-            el('td', { text: `${r.length} x ${r.dim}` }),
+            el('td', { text: dims.join(' x ') }),
             el('td', { text: r.impl }),
             el('td', { class: 'num', text: r.ms < 1 ? r.ms.toFixed(3) : r.ms.toFixed(2) }),
             el('td', { class: 'num', text: r.gbps.toFixed(2) }),
@@ -72,7 +84,7 @@ export function setupSpeed() {
           ),
         );
         if (jsMs.has(key)) {
-          for (const tr of tbody.querySelectorAll(`tr[data-shape="${key}"]`)) {
+          for (const tr of body.querySelectorAll(`tr[data-shape="${key}"]`)) {
             const ms = Number(tr.children[2].textContent);
             tr.children[5].textContent = `${(jsMs.get(key) / ms).toFixed(1)}x`;
           }
@@ -83,12 +95,14 @@ export function setupSpeed() {
         note.dataset.maxFrameGap = maxGap.toFixed(0);
         note.textContent =
           `Longest gap between frames on the page while the worker ran: ${maxGap.toFixed(0)} ms. ` +
-          'Errors are measured on 64 rows spread over each table; GB/s counts the float32 table written.';
+          'Errors are measured on 64 rows spread over each table; GB/s counts the float32 table written. ' +
+          'RoPE apply: errors are against the float64 rotation on 24 rows x 4 heads, divided by the norm of each pair (at least 1); ' +
+          'GB/s counts every float read and written back.';
       } else if (data.type === 'error') {
         finish(`failed: ${data.message}`, 'error');
       }
     };
     worker.onerror = (e) => finish(`failed: ${e.message}`, 'error');
-    worker.postMessage({ shapes: SHAPES });
+    worker.postMessage({ shapes: SHAPES, ropeShapes: ROPE_SHAPES });
   });
 }
