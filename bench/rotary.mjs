@@ -47,7 +47,36 @@ const gbps = (bytes, ms) => bytes / (ms * 1e6);
 /**
  * @returns {{ rows: object[], targets: object[] }}
  */
-export async function benchRotary({ pe, log = () => {}, quick = false }) {
+/**
+ * One decoding step, rot.apply on [1, 32, 128] at a new position each call, in microseconds per
+ * call: the next position, as decoding goes (the target), and a random one (every call a new
+ * block: the anchor's sincos each time). null without pe.rotary.
+ */
+export async function timeDecodingStep(pe, quick = false) {
+  if (typeof pe.rotary !== 'function') return null;
+  const rot = pe.rotary({ headDim: 128 });
+  try {
+    const x = new Float32Array(32 * 128).fill(0.5);
+    const calls = quick ? 2000 : 20000;
+    const timeSteps = async (next) => {
+      const run = () => {
+        let p = 12345;
+        for (let k = 0; k < calls; k++) {
+          p = next(p);
+          rot.apply(x, { heads: 32, offset: p });
+        }
+      };
+      return ((await timeIt(run, { budgetMs: 0, minRuns: 7, maxRuns: 7, warmup: 2 })) * 1000) / calls;
+    };
+    const usNext = await timeSteps((p) => p + 1);
+    const usRandom = await timeSteps((p) => (p * 1103515245 + 12345) % 16777216);
+    return { usNext, usRandom };
+  } finally {
+    rot.dispose();
+  }
+}
+
+export async function benchRotary({ pe, log = () => {}, quick = false, decoding = null }) {
   const rows = [];
   const targets = [];
   const M = pe._module;
@@ -100,33 +129,14 @@ export async function benchRotary({ pe, log = () => {}, quick = false }) {
       }, timing),
     );
 
-  // First, while the process is fresh (after the large shapes and onnxruntime-web's sessions the
-  // same loop measured up to 1 us slower per call): one decoding step, [1, 32, 128] at a new
-  // position each call: the next position, as decoding
-  // goes (the target), and a random one (every call a new block: the anchor's sincos each time).
-  if (hasRotary) {
-    const rot = pe.rotary({ headDim: 128 });
-    try {
-      const x = new Float32Array(32 * 128).fill(0.5);
-      const calls = quick ? 2000 : 20000;
-      const timeSteps = async (next) => {
-        const run = () => {
-          let p = 12345;
-          for (let k = 0; k < calls; k++) {
-            p = next(p);
-            rot.apply(x, { heads: 32, offset: p });
-          }
-        };
-        return ((await timeIt(run, { budgetMs: 0, minRuns: 7, maxRuns: 7, warmup: 2 })) * 1000) / calls;
-      };
-      const usNext = await timeSteps((p) => p + 1);
-      const usRandom = await timeSteps((p) => (p * 1103515245 + 12345) % 16777216);
-      add('[1, 32, 128]', 'posenc rot.apply, one decoding step (next position)', usNext / 1000, null);
-      add('[1, 32, 128]', 'posenc rot.apply, one step at a random position', usRandom / 1000, null);
-      target('one decoding step [1, 32, 128] at the next position < 2 us', usNext, usNext < 2);
-    } finally {
-      rot.dispose();
-    }
+  // One decoding step first, while the process is fresh (after the large shapes and
+  // onnxruntime-web's sessions the same loop measured up to 1 us slower per call); bench/run.mjs
+  // times it before everything else and passes it in.
+  const steps = hasRotary ? (decoding ?? (await timeDecodingStep(pe, quick))) : null;
+  if (steps) {
+    add('[1, 32, 128]', 'posenc rot.apply, one decoding step (next position)', steps.usNext / 1000, null);
+    add('[1, 32, 128]', 'posenc rot.apply, one step at a random position', steps.usRandom / 1000, null);
+    target('one decoding step [1, 32, 128] at the next position < 2 us', steps.usNext, steps.usNext < 2);
   }
 
 

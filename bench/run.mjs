@@ -136,16 +136,22 @@ function layerTargets(rows) {
 
 const result = { env, encode: [], baseline: [], small: [], targets: [], layer: null, rotary: null };
 
+// The one-row calls and the RoPE decoding step first, while the process is fresh: after the
+// large tables below (hundreds of MB of arrays) the same loops measured up to 1 us slower per
+// call, the garbage collector's work rather than the call's. (The step is reported with the
+// rotary rows.)
+if (!only || only === 'small' || only === 'encode') {
+  log('\n== small calls (incremental decoding), SIMD build');
+  result.small = await benchSmallCalls({ pe, log });
+}
+const rotaryModule = !only || only === 'rotary' ? await import(pathToFileURL(join(here, 'rotary.mjs')).href) : null;
+const decoding = rotaryModule ? await rotaryModule.timeDecodingStep(pe, quick) : null;
 if (!only || only === 'encode') {
   const peers = flag('--no-peers') ? [] : [await tfjsPeer(), torchPeer()].filter(Boolean);
   log('\n== encode and addTo (SIMD build), medians');
   result.encode = await benchEncode({ pe, shapes, peers, log, quick });
   log('\n== encode (baseline build), medians');
   result.baseline = await benchEncode({ pe: baseline, shapes: [shapes[0]], plain: false, log, quick });
-}
-if (!only || only === 'small' || only === 'encode') {
-  log('\n== small calls (incremental decoding), SIMD build');
-  result.small = await benchSmallCalls({ pe, log });
 }
 if ((!only || only === 'layer') && existsSync(join(here, 'layer.mjs'))) {
   const { benchLayer } = await import(pathToFileURL(join(here, 'layer.mjs')).href);
@@ -155,9 +161,9 @@ if ((!only || only === 'layer') && existsSync(join(here, 'layer.mjs'))) {
 
 let rotaryTargets = [];
 if (!only || only === 'rotary') {
-  const { benchRotary } = await import(pathToFileURL(join(here, 'rotary.mjs')).href);
+  const { benchRotary } = rotaryModule;
   log('\n== RoPE apply, cosSin, ALiBi bias, 2D sin-cos (SIMD build)');
-  const { rows, targets } = await benchRotary({ pe, log, quick });
+  const { rows, targets } = await benchRotary({ pe, log, quick, decoding });
   result.rotary = rows;
   rotaryTargets = targets;
 }
