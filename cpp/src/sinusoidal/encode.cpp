@@ -124,11 +124,14 @@ std::shared_ptr<const detail::RotationTable> SinusoidalEncoder::rotation_table()
   return table;
 }
 
+// Slots are indexed as std::size_t (unique_ptr<T[]>'s index type, 32 bits under wasm32): slots_
+// is at most 8.
 const double* AnchorCache::find(double c) {
-  for (std::int64_t k = 0; k < slots_; ++k) {
+  const auto slots = static_cast<std::size_t>(slots_);
+  for (std::size_t k = 0; k < slots; ++k) {
     if (starts_[k] == c) {
       used_[k] = ++clock_;
-      return values_.get() + 2 * k * stride_;
+      return values_.get() + 2 * static_cast<std::int64_t>(k) * stride_;
     }
   }
   return nullptr;
@@ -145,11 +148,12 @@ bool AnchorCache::missed_recently(double c) {
 
 template <class Fill>
 const double* AnchorCache::insert(double c, Fill fill) {
-  std::int64_t slot = 0;
-  for (std::int64_t k = 1; k < slots_; ++k) {
+  const auto slots = static_cast<std::size_t>(slots_);
+  std::size_t slot = 0;
+  for (std::size_t k = 1; k < slots; ++k) {
     if (used_[k] < used_[slot]) slot = k;
   }
-  double* s = values_.get() + 2 * slot * stride_;
+  double* s = values_.get() + 2 * static_cast<std::int64_t>(slot) * stride_;
   fill(s);
   starts_[slot] = c;
   used_[slot] = ++clock_;
@@ -176,7 +180,7 @@ std::unique_ptr<AnchorCache> SinusoidalEncoder::make_anchor_cache() const {
   cache->starts_.reset(new (std::nothrow) double[static_cast<std::size_t>(slots)]);
   cache->used_.reset(new (std::nothrow) std::uint64_t[static_cast<std::size_t>(slots)]);
   if (!cache->values_ || !cache->starts_ || !cache->used_) return nullptr;
-  for (std::int64_t k = 0; k < slots; ++k) {
+  for (std::size_t k = 0; k < static_cast<std::size_t>(slots); ++k) {
     cache->starts_[k] = -1.0;
     cache->used_[k] = 0;
   }
