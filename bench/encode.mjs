@@ -110,6 +110,27 @@ export async function timeIt(fn, { budgetMs = 400, minRuns = 5, maxRuns = 50, wa
 }
 
 /**
+ * Medians of several functions timed in alternation: one run of each per round, the order reversed
+ * every other round, so that the drifts of a shared machine (another job starting, the state of
+ * the page allocator for fresh arrays) fall on all of them alike. The budget is per function.
+ */
+export async function timeAlternating(fns, { budgetMs = 400, minRuns = 5, maxRuns = 50, warmup = 1 } = {}) {
+  for (let i = 0; i < warmup; i++) for (const fn of fns) await fn();
+  const samples = fns.map(() => []);
+  const forward = fns.map((_, i) => i);
+  const backward = [...forward].reverse();
+  const start = performance.now();
+  for (let round = 0; round < minRuns || (round < maxRuns && performance.now() - start < budgetMs * fns.length); round++) {
+    for (const i of round % 2 ? backward : forward) {
+      const t0 = performance.now();
+      await fns[i]();
+      samples[i].push(performance.now() - t0);
+    }
+  }
+  return samples.map(median);
+}
+
+/**
  * V8 first runs wasm with its baseline compiler and swaps in optimized code for hot functions in
  * the background: run every path for a while before anything is timed, so the first rows of the
  * table do not measure the baseline tier.

@@ -6,11 +6,13 @@
 //   onnxruntime-web (wasm, one thread) its RotaryEmbedding operators: com.microsoft (contrib) and
 //                 the ONNX opset-23 one, each a one-node model (bench/onnx_graph.mjs), timed
 //                 through session.run as an app calls it.
-// Every output is checked against float64 before it is timed.
+// Every output is checked against float64 before it is timed. Each limit is timed in alternation
+// with posenc's row it is the yardstick of (bench/encode.mjs timeAlternating), so that the drifts
+// of a shared machine fall on both sides of the ratio alike.
 //
 //   node bench/rotary.mjs [--quick]     (or import { benchRotary } and pass a posenc instance)
 import { oneNodeModel } from './onnx_graph.mjs';
-import { timeIt } from './encode.mjs';
+import { timeAlternating, timeIt } from './encode.mjs';
 import { applyError, plainApply, tables } from './rope_plain.mjs';
 
 export const APPLY_SHAPES = [
@@ -103,31 +105,27 @@ export async function benchRotary({ pe, log = () => {}, quick = false, decoding 
       M._free(ptr);
     }
   };
-  const copyLimit = async (data) =>
-    withHeap(data.length * 4, (ptr) =>
-      timeIt(() => {
-        M.HEAPF32.set(data, ptr >> 2);
-        data.set(M.HEAPF32.subarray(ptr >> 2, (ptr >> 2) + data.length));
-      }, timing),
-    );
+  // The limits, each a function to time beside posenc's (timeAlternating): copy in + copy out of
+  // `data` through wasm memory at ptr, and write once + copy to new.
+  const copyRun = (data, ptr) => () => {
+    M.HEAPF32.set(data, ptr >> 2);
+    data.set(M.HEAPF32.subarray(ptr >> 2, (ptr >> 2) + data.length));
+  };
   // "Copy to new": the arrays are allocated inside the timed run, as posenc's results are (and as
   // bench/encode.mjs's limit of the same name does): a fresh 128 MB array costs its page faults
   // on first write, which on this VM can take longer than the copy itself. (Until 2026-11-23 this
   // limit reused arrays allocated once, outside the timing, and understated the limit.)
-  const writeLimit = async (n, copies = 1) =>
-    withHeap(n * 4, async (ptr) =>
-      timeIt(() => {
-        const heap = M.HEAPF32;
-        heap.fill(0.5, ptr >> 2, (ptr >> 2) + n);
-        const outs = [];
-        for (let k = 0; k < copies; k++) {
-          const out = new Float32Array(n / copies);
-          out.set(heap.subarray((ptr >> 2) + (k * n) / copies, (ptr >> 2) + ((k + 1) * n) / copies));
-          outs.push(out);
-        }
-        return outs;
-      }, timing),
-    );
+  const writeRun = (n, copies, ptr) => () => {
+    const heap = M.HEAPF32;
+    heap.fill(0.5, ptr >> 2, (ptr >> 2) + n);
+    const outs = [];
+    for (let k = 0; k < copies; k++) {
+      const out = new Float32Array(n / copies);
+      out.set(heap.subarray((ptr >> 2) + (k * n) / copies, (ptr >> 2) + ((k + 1) * n) / copies));
+      outs.push(out);
+    }
+    return outs;
+  };
 
   // One decoding step first, while the process is fresh (after the large shapes and
   // onnxruntime-web's sessions the same loop measured up to 1 us slower per call); bench/run.mjs
@@ -147,53 +145,58 @@ export async function benchRotary({ pe, log = () => {}, quick = false, decoding 
     const source = new Float32Array(n);
     for (let i = 0; i < n; i++) source[i] = Math.fround(Math.sin(i * 0.7) * 2);
     const x = source.slice();
-    const limit = add(shape, 'limit: copy in + copy out', await copyLimit(x), null, { bytes: 8 * n });
+    const rot = hasRotary ? pe.rotary({ headDim: d }) : null;
+    try {
+      // The limit and posenc's apply in alternation (timeAlternating), the error checked first.
+      let limitMs = 0;
+      let ms = 0;
+      const err = rot ? applyError(rot.apply(source.slice(), { heads: H }), source, L, H, d) : null;
+      await withHeap(n * 4, async (ptr) => {
+        if (rot) [limitMs, ms] = await timeAlternating([copyRun(x, ptr), () => rot.apply(x, { heads: H })], timing);
+        else limitMs = await timeIt(copyRun(x, ptr), timing);
+      });
+      const limit = add(shape, 'limit: copy in + copy out', limitMs, null, { bytes: 8 * n });
 
-    const { cos, sin } = tables(L, d);
-    const plainErr = applyError(plainApply(source.slice(), L, H, d, cos, sin), source, L, H, d);
-    const plainMs = await timeIt(() => plainApply(x, L, H, d, cos, sin), timing);
-    add(shape, 'plain JS, precomputed cos/sin tables', plainMs, plainErr, { bytes: 8 * n, ratio: plainMs / limit.ms });
+      const { cos, sin } = tables(L, d);
+      const plainErr = applyError(plainApply(source.slice(), L, H, d, cos, sin), source, L, H, d);
+      const plainMs = await timeIt(() => plainApply(x, L, H, d, cos, sin), timing);
+      add(shape, 'plain JS, precomputed cos/sin tables', plainMs, plainErr, { bytes: 8 * n, ratio: plainMs / limit.ms });
 
-    const ortRows = [];
-    if (ort) {
-      for (const variant of ['com.microsoft', 'opset 23']) {
-        try {
-          const session = await ortRotary(ort, variant, L, H, d);
-          const positions = new BigInt64Array(L);
-          for (let p = 0; p < L; p++) positions[p] = BigInt(p);
-          const feeds = {
-            x: new ort.Tensor('float32', source, [1, L, H * d]),
-            pos: new ort.Tensor('int64', positions, [1, L]),
-            cos: new ort.Tensor('float32', cos, [L, d / 2]),
-            sin: new ort.Tensor('float32', sin, [L, d / 2]),
-          };
-          const y = (await session.run(feeds)).y.data;
-          const err = applyError(y, source, L, H, d);
-          const ms = await timeIt(() => session.run(feeds), { ...timing, maxRuns: quick ? 3 : 10 });
-          ortRows.push(add(shape, `onnxruntime-web RotaryEmbedding (${variant})`, ms, err, { bytes: 8 * n, ratio: ms / limit.ms }));
-          await session.release();
-        } catch (err) {
-          log(`onnxruntime-web RotaryEmbedding (${variant}) failed: ${err.message}`);
+      const ortRows = [];
+      if (ort) {
+        for (const variant of ['com.microsoft', 'opset 23']) {
+          try {
+            const session = await ortRotary(ort, variant, L, H, d);
+            const positions = new BigInt64Array(L);
+            for (let p = 0; p < L; p++) positions[p] = BigInt(p);
+            const feeds = {
+              x: new ort.Tensor('float32', source, [1, L, H * d]),
+              pos: new ort.Tensor('int64', positions, [1, L]),
+              cos: new ort.Tensor('float32', cos, [L, d / 2]),
+              sin: new ort.Tensor('float32', sin, [L, d / 2]),
+            };
+            const y = (await session.run(feeds)).y.data;
+            const ortErr = applyError(y, source, L, H, d);
+            const ortMs = await timeIt(() => session.run(feeds), { ...timing, maxRuns: quick ? 3 : 10 });
+            ortRows.push(add(shape, `onnxruntime-web RotaryEmbedding (${variant})`, ortMs, ortErr, { bytes: 8 * n, ratio: ortMs / limit.ms }));
+            await session.release();
+          } catch (error) {
+            log(`onnxruntime-web RotaryEmbedding (${variant}) failed: ${error.message}`);
+          }
         }
       }
-    }
 
-    if (hasRotary) {
-      const rot = pe.rotary({ headDim: d });
-      try {
-        const y = rot.apply(source.slice(), { heads: H });
-        const err = applyError(y, source, L, H, d);
-        const ms = await timeIt(() => rot.apply(x, { heads: H }), timing);
+      if (rot) {
         const ours = add(shape, 'posenc rot.apply (in place)', ms, err, { bytes: 8 * n, ratio: ms / limit.ms });
         target(`rot.apply ${shape}: <= 1.5x copy in + out`, ours.ratio, ours.ratio <= 1.5);
         target(`rot.apply ${shape}: faster than plain JS (JS ms / posenc ms)`, plainMs / ms, plainMs / ms > 1);
         for (const r of ortRows) target(`rot.apply ${shape}: faster than ${r.method.replace('onnxruntime-web ', 'ORT ')} (ORT ms / posenc ms)`, r.ms / ms, r.ms / ms > 1);
         target(`rot.apply ${shape}: within 2^-22 x pair norm`, err, err <= 2 ** -22);
-      } finally {
-        rot.dispose();
+      } else {
+        target(`rot.apply ${shape}: measured`, 'pe.rotary missing', false);
       }
-    } else {
-      target(`rot.apply ${shape}: measured`, 'pe.rotary missing', false);
+    } finally {
+      rot?.dispose();
     }
   }
 
@@ -207,18 +210,22 @@ export async function benchRotary({ pe, log = () => {}, quick = false, decoding 
     ['encode2d', '64 x 64 x 768', 64 * 64 * 768, 1, () => ({ run: () => pe.encode2d(64, 64, 768), done: () => {} })],
   ];
   for (const [fn, shape, n, copies, make] of tableCases) {
-    const limit = add(shape, `limit: write once + copy to new (${copies} array${copies > 1 ? 's' : ''})`, await writeLimit(n, copies), null, { bytes: 4 * n });
-    if (typeof pe[fn] !== 'function' && !(fn === 'cosSin' && hasRotary)) {
-      target(`${fn} ${shape}: measured`, `pe.${fn} missing`, false);
-      continue;
-    }
-    const c = make();
+    const available = typeof pe[fn] === 'function' || (fn === 'cosSin' && hasRotary);
+    const c = available ? make() : null;
     try {
-      const ms = await timeIt(c.run, timing);
+      // The limit and posenc's table in alternation (timeAlternating).
+      const [limitMs, ms] = await withHeap(n * 4, async (ptr) =>
+        c ? timeAlternating([writeRun(n, copies, ptr), c.run], timing) : [await timeIt(writeRun(n, copies, ptr), timing), 0],
+      );
+      const limit = add(shape, `limit: write once + copy to new (${copies} array${copies > 1 ? 's' : ''})`, limitMs, null, { bytes: 4 * n });
+      if (!c) {
+        target(`${fn} ${shape}: measured`, `pe.${fn} missing`, false);
+        continue;
+      }
       const row = add(shape, `posenc ${fn}`, ms, null, { bytes: 4 * n, ratio: ms / limit.ms });
       target(`${fn} ${shape}: <= 1.5x write once + copy`, row.ratio, row.ratio <= 1.5);
     } finally {
-      c.done();
+      c?.done();
     }
   }
   return { rows, targets };
