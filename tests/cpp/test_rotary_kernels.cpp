@@ -146,6 +146,8 @@ TEST_CASE("rotary SIMD kernels equal the scalar kernels bit for bit", "[rotary][
           B.n = n;
           B.scale = scale;
           B.half = half;
+          B.anchor = 4096.0;  // the anchor's sines and cosines are s1, c1 (position 4096)
+          B.w = w.data();     // the hard cases' frequencies
           const std::int64_t stride = 2 * n + 3;
           std::vector<float> ca(32 * stride, 5.0f), sa(ca), cb(ca), sb(ca);
           pd::scalar::cos_sin_block(B, 3, 32, ca.data(), sa.data(), stride);

@@ -46,11 +46,8 @@ inline void rotate_to_f32(const double* sa, const double* ca, const double* sd, 
 // for the rare hard cases.
 inline void rotate1_exact(const double* sa, const double* ca, const double* sd, const double* cd,
                           std::int64_t i, double p, const double* w, float& s, float& c) {
-  bool hard_s = false, hard_c = false;
-  s = round_checked(sa[i] * cd[i] + ca[i] * sd[i], hard_s);
-  c = round_checked(ca[i] * cd[i] - sa[i] * sd[i], hard_c);
-  if (hard_s) s = rounded_exact(p, w[i], false);
-  if (hard_c) c = rounded_exact(p, w[i], true);
+  s = rounded(sa[i] * cd[i] + ca[i] * sd[i], p, w[i], false);
+  c = rounded(ca[i] * cd[i] - sa[i] * sd[i], p, w[i], true);
 }
 
 inline void rotate_to_f32_exact(const double* sa, const double* ca, const double* sd,

@@ -198,6 +198,14 @@ inline float round_checked(double v, bool& hard) {
 // 0 <= p w <= kReduceLimit: the hard-case path of step 4 (not inlined, it is rare).
 float rounded_exact(double p, double w, bool cosine);
 
+// v (a float64 value of sin or cos(p w) within kHardMargin of it) rounded to the nearest float32:
+// round_checked, and the hard cases through rounded_exact.
+inline float rounded(double v, double p, double w, bool cosine) {
+  bool hard;
+  const float f = round_checked(v, hard);
+  return hard ? rounded_exact(p, w, cosine) : f;
+}
+
 // out = v (Add = false) or out = out * scale + v (Add = true).
 template <bool Add>
 inline void put(float* out, float v, float scale) {

@@ -49,13 +49,6 @@ inline void dispatch(const RowLayout& L, bool add, float scale, float* out, Grou
   }
 }
 
-// One float64 value of the kernels, rounded: the hard cases through rounded_exact.
-inline float rounded(double v, double p, double w, bool cosine) {
-  bool hard;
-  const float f = round_checked(v, hard);
-  return hard ? rounded_exact(p, w, cosine) : f;
-}
-
 }  // namespace
 
 void sincos_row(const SplitFrequencies& F, std::int64_t n, double p, double* s, double* c) {

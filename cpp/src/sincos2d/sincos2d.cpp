@@ -80,15 +80,13 @@ POSENC_HOT_ENTRY EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
     detail::f64_kernel::sincos_f64(wp.data(), qp, static_cast<double>(p), s.data(), c.data());
     // Each value the float32 nearest to the exact sin / cos of p w_k (the paper table's rule):
     // the float64 value decides the rounding unless a float32 midpoint lies within its error
-    // bound, and then the double-double path does (detail::round_checked, rounded_exact).
+    // bound, and then the double-double path does (detail::rounded).
     float* row = table_.data() + p * 2 * q;
+    const double pd = static_cast<double>(p);
     for (std::int64_t k = 0; k < q; ++k) {
       const std::size_t i = static_cast<std::size_t>(k);
-      bool hard_s = false, hard_c = false;
-      row[k] = detail::round_checked(s[i], hard_s);
-      row[q + k] = detail::round_checked(c[i], hard_c);
-      if (hard_s) row[k] = detail::rounded_exact(static_cast<double>(p), w[i], false);
-      if (hard_c) row[q + k] = detail::rounded_exact(static_cast<double>(p), w[i], true);
+      row[k] = detail::rounded(s[i], pd, w[i], false);
+      row[q + k] = detail::rounded(c[i], pd, w[i], true);
     }
   }
   spec_ = spec;
