@@ -187,7 +187,7 @@ TEST_CASE("position step: rotate_heads and alibi_slopes against float64", "[laye
         std::vector<float> x(x0);
         const double positions[] = {0.0, 7.0, 2147483647.0};
         std::vector<double> frequencies(static_cast<std::size_t>(r / 2));
-        rotary_frequencies_of(theta, r, frequencies.data());
+        REQUIRE(rotary_frequencies_of(theta, r, frequencies.data()));
         RotaryParams params;
         params.rotary_dim = r;
         params.layout = layout;

@@ -1,10 +1,12 @@
 // The rotary position step of the encoder layer's attention: rotate_heads() (see
 // posenc/nn/position_step.hpp): the rotary family's float64 frequencies, float64 angles, float32
 // cos/sin and products, on rows with a stride (the layer's packed q and k).
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
-#include "math/exact_math.hpp"
 #include "posenc/nn/position_step.hpp"
+#include "posenc/rotary/rotary.hpp"
 #include "sincos/sincos_double.hpp"
 
 namespace posenc {
@@ -16,10 +18,16 @@ constexpr std::int64_t kPairChunk = 64;
 
 }  // namespace
 
-void rotary_frequencies_of(double theta, std::int64_t rotary_dim, double* out) {
-  // 1 / theta^(2k / r): the expression of the rotary family's default_chain (float64).
-  for (std::int64_t k = 0; k < rotary_dim / 2; ++k)
-    out[k] = 1.0 / math::pow(theta, static_cast<double>(2 * k) / static_cast<double>(rotary_dim));
+bool rotary_frequencies_of(double theta, std::int64_t rotary_dim, double* out) {
+  // The rotary family's frequencies of the explicit options { headDim: r, base: theta }.
+  RotarySpec spec;
+  spec.head_dim = rotary_dim;
+  spec.base = theta;
+  std::vector<double> inv;
+  double attention = 1.0;
+  if (!rotary_frequencies(spec, 0.0, &inv, &attention).ok()) return false;
+  std::copy(inv.begin(), inv.end(), out);
+  return true;
 }
 
 void rotate_heads(float* x, std::int64_t rows, std::int64_t heads, std::int64_t head_dim,

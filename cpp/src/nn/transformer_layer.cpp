@@ -109,9 +109,9 @@ LayerError TransformerEncoderLayer::configure(const LayerConfig& config) {
   if (config.position.method == PositionMethod::rotary) {
     const std::int64_t head_dim = config.d_model / config.heads;
     const std::int64_t r = config.position.rotary_dim == 0 ? head_dim : config.position.rotary_dim;
-    if (!frequencies.resize(static_cast<std::size_t>(r / 2)))
-      return layer_error(LayerStatus::out_of_memory, "rotaryDim");
-    rotary_frequencies_of(config.position.rope_theta, r, frequencies.data());
+    if (!frequencies.resize(static_cast<std::size_t>(r / 2)) ||
+        !rotary_frequencies_of(config.position.rope_theta, r, frequencies.data()))
+      return layer_error(LayerStatus::out_of_memory, "rotaryDim");  // validated above
   }
   alibi_slopes_ = std::move(slopes);
   rotary_frequencies_ = std::move(frequencies);

@@ -54,10 +54,11 @@ struct RotaryParams {
   const double* frequencies = nullptr;
 };
 
-// w_k = 1 / theta^(2k / rotary_dim), k < rotary_dim / 2, float64 and correctly rounded (the
-// table-free math/exact_math pow): the rotary family's frequencies for the same explicit options
-// (pe.rotary({ headDim, base: theta, rotaryDim }), cpp/src/rotary/frequencies.cpp).
-void rotary_frequencies_of(double theta, std::int64_t rotary_dim, double* out);
+// w_k = 1 / theta^(2k / rotary_dim), k < rotary_dim / 2, float64 and correctly rounded: the rotary
+// family's frequencies (rotary_frequencies, cpp/src/rotary/frequencies.cpp) for the explicit
+// options { headDim: rotary_dim, base: theta }. False, out untouched, when those options are
+// invalid (theta not finite and > 1, rotary_dim not even in 2..65536) or memory runs out.
+bool rotary_frequencies_of(double theta, std::int64_t rotary_dim, double* out);
 
 // Rotates `heads` heads of head_dim floats in each of `rows` rows (row r starts at x + r * stride,
 // head h at x + r * stride + h * head_dim) by row r's position p = positions[r]: for pair k of the
