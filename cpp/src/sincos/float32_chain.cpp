@@ -25,7 +25,8 @@ bool is_integer(double v) {
 
 bool pow_exceeds(double b, double e, double m, bool* tie) {
   const DD lhs = math::mul_d(log_dd(b), e);
-  const DD d = add(lhs, DD{-log_dd(m).hi, -log_dd(m).lo});
+  const DD rhs = log_dd(m);
+  const DD d = add(lhs, DD{-rhs.hi, -rhs.lo});
   const double size = std::fmax(std::fabs(lhs.hi), 1.0);
   *tie = std::fabs(d.hi) < std::ldexp(size, -90);
   return d.hi > 0;

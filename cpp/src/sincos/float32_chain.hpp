@@ -8,9 +8,10 @@
 //
 // pow: the float64 pow of math/exact_math.hpp (correctly rounded, the same on every build) is
 // within 2^-53 relative of b^e, so its rounding to float32 is right unless b^e lies within ~2^-53
-// relative of a float32 midpoint. pow_f32 detects a float64 result within 2^-44 relative of a midpoint and then
-// decides the side with double-double logarithms (pow_exceeds, ~2^-100 accurate): integer and
-// half-integer exponents, where b^e may be exactly a midpoint, are computed exactly instead.
+// relative of a float32 midpoint. pow_f32 detects a float64 result within 2^-44 relative of a
+// midpoint and then decides the side with double-double logarithms (pow_exceeds, ~2^-100
+// accurate): integer and half-integer exponents, where b^e may be exactly a midpoint, are computed
+// exactly instead.
 #pragma once
 
 namespace posenc::detail {
