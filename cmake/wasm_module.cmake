@@ -77,10 +77,3 @@ set(POSENC_ENCODING_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp
 posenc_add_wasm_module(posenc_encoding_simd posenc ${POSENC_ENCODING_BINDINGS})
 posenc_add_wasm_module(posenc_encoding_baseline_module posenc_baseline ${POSENC_ENCODING_BINDINGS})
 set_target_properties(posenc_encoding_baseline_module PROPERTIES OUTPUT_NAME posenc_encoding_baseline)
-
-# Measuring targets (not shipped): every family and the transformer in one module, to track the
-# size of a single combined entry against the 90 KB budget.
-posenc_add_wasm_module(posenc_all_simd posenc ${POSENC_BINDINGS} bindings/rotary_bindings.cpp)
-posenc_add_wasm_module(posenc_all_baseline_module posenc_baseline ${POSENC_BINDINGS}
-                       bindings/rotary_bindings.cpp)
-set_target_properties(posenc_all_baseline_module PROPERTIES OUTPUT_NAME posenc_all_baseline)
