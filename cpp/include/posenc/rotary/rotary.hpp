@@ -110,13 +110,13 @@ class RotaryEmbedding {
                             std::size_t x_len, double* sequence_length) const;
   EncodingError angle_set_for(double sequence_length, const AngleSet** set,
                               std::unique_ptr<AngleSet>* temporary) const;
-  // Calls row_fn(r, cos, sin) with each row's float32 values (times A when for_apply); when
-  // direct_s / direct_c are given, the values are written there (row r at r * direct_stride, np
-  // floats: the caller's rows must be that wide).
   // cos_sin of consecutive integer positions within the fast reduction, a block of kBlock rows
   // at a time (scale: HF's float32 attention factor).
   bool cos_sin_blocks(const AngleSet& set, const RotaryRows& rows, float* cos, float* sin,
                       float scale, bool half) const;
+  // Calls row_fn(r, cos, sin) with each row's float32 values (times A when for_apply); when
+  // direct_s / direct_c are given, the values are written there (row r at r * direct_stride, np
+  // floats: the caller's rows must be that wide).
   template <class RowFn>
   bool for_each_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
                     RotaryAnchorCache* cache, RowFn row_fn, float* direct_s = nullptr,
