@@ -245,17 +245,6 @@ export function attachRotaryApi(api, ctx) {
       });
     };
 
-    // The wasm-memory view a one-chunk apply copies back from, kept while the heap buffer, the
-    // address and the length stay the same (a decoding step then allocates no view).
-    let view = null;
-    function stepView(base, length) {
-      const heap = Module.HEAPF32;
-      if (view === null || view.buffer !== heap.buffer || view.byteOffset !== base || view.length !== length) {
-        view = heap.subarray(base / 4, base / 4 + length);
-      }
-      return view;
-    }
-
     /** Rotates x ([L, heads, headDim] float32, row-major) in place and returns it. */
     rot.apply = function apply(x, options) {
       const fn = 'rotary.apply';
@@ -283,7 +272,7 @@ export function attachRotaryApi(api, ctx) {
         heap[q + ROWS.out] = base;
         heap[q + ROWS.outLen] = x.length;
         if (h.apply(base + dataBytes) !== 0) throw familyError(fn, h);
-        x.set(stepView(base, x.length));
+        x.set(Module.HEAPF32.subarray(base / 4, base / 4 + x.length));
         return x;
       }
       runRows(fn, rows, rowFloats, rowFloats, (r0, n, dataPtr, record, recordPtr) => {
