@@ -97,16 +97,8 @@ function median(xs) {
  * Times fn: warm-up, then repeats until `budgetMs` of samples or `maxRuns` runs (at least
  * `minRuns`). Returns the median in ms.
  */
-export async function timeIt(fn, { budgetMs = 400, minRuns = 5, maxRuns = 50, warmup = 1 } = {}) {
-  for (let i = 0; i < warmup; i++) await fn();
-  const samples = [];
-  const start = performance.now();
-  while (samples.length < minRuns || (samples.length < maxRuns && performance.now() - start < budgetMs)) {
-    const t0 = performance.now();
-    await fn();
-    samples.push(performance.now() - t0);
-  }
-  return median(samples);
+export async function timeIt(fn, options) {
+  return (await timeAlternating([fn], options))[0];
 }
 
 /**
