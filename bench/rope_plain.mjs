@@ -1,6 +1,6 @@
 // Plain-JavaScript RoPE for the benchmarks (no Node APIs: bench/rotary.mjs under `npm run bench`
 // and the demo page's benchmark worker both import it): the rotate_half loop an app writes with
-// precomputed cos/sin tables, and the float64 check of a rotated array.
+// precomputed cos/sin tables, the float64 check of a rotated array, and the input they rotate.
 
 /** float64 inverse frequencies base^(-2i/d). */
 export function inverseFrequencies(d, base = 10000) {
@@ -65,4 +65,11 @@ export function applyError(y, x, L, H, d, offset = 0) {
     }
   }
   return worst;
+}
+
+/** The benchmarks' input of n floats: deterministic values in [-2, 2]. */
+export function sampleInput(n) {
+  const x = new Float32Array(n);
+  for (let i = 0; i < n; i++) x[i] = Math.fround(Math.sin(i * 0.7) * 2);
+  return x;
 }

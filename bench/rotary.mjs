@@ -13,7 +13,7 @@
 //   node bench/rotary.mjs [--quick]     (or import { benchRotary } and pass a posenc instance)
 import { oneNodeModel } from './onnx_graph.mjs';
 import { timeAlternating, timeIt } from './encode.mjs';
-import { applyError, plainApply, tables } from './rope_plain.mjs';
+import { applyError, plainApply, sampleInput, tables } from './rope_plain.mjs';
 
 export const APPLY_SHAPES = [
   [4096, 32, 128],
@@ -142,8 +142,7 @@ export async function benchRotary({ pe, log = () => {}, quick = false, decoding 
   for (const [L, H, d] of applyShapes) {
     const shape = `[${L}, ${H}, ${d}]`;
     const n = L * H * d;
-    const source = new Float32Array(n);
-    for (let i = 0; i < n; i++) source[i] = Math.fround(Math.sin(i * 0.7) * 2);
+    const source = sampleInput(n);
     const x = source.slice();
     const rot = hasRotary ? pe.rotary({ headDim: d }) : null;
     try {

@@ -8,7 +8,7 @@ import { init, simdSupported } from 'posenc';
 // The same plain-JS loops as `npm run bench` (even dims only, as the page's shapes are).
 import { plainEncode, plainEncodeHoisted } from '../../bench/encode.mjs';
 // and the same plain-JS RoPE loop and float64 check as its RoPE rows.
-import { applyError, plainApply, tables } from '../../bench/rope_plain.mjs';
+import { applyError, plainApply, sampleInput, tables } from '../../bench/rope_plain.mjs';
 
 /** Max |table - float64 formula| over up to 64 rows spread over the table (first and last included). */
 function maxError(table, length, dim, base) {
@@ -99,8 +99,7 @@ self.onmessage = async (event) => {
     // costs the same; the error is measured on a fresh copy of the source.
     for (const [length, heads, dim] of ropeShapes) {
       const n = length * heads * dim;
-      const source = new Float32Array(n);
-      for (let i = 0; i < n; i++) source[i] = Math.fround(Math.sin(i * 0.7) * 2);
+      const source = sampleInput(n);
       const x = source.slice();
       const { cos, sin } = tables(length, dim); // once per shape, outside the timing, as an app would
       for (const impl of ropeImpls) {
