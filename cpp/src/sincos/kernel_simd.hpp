@@ -210,11 +210,28 @@ inline void put4(float* out, v128_t v, v128_t scale) {
   wasm_v128_store(out, v);
 }
 
-// Fills (s, c) for frequencies i..i+3 via group(i, s, c) and writes each group with
-// put_group(i, s, c) while both columns exist, then the scalar tail.
-template <class PutGroup, class Group>
-inline void write_row_with(const RowLayout& L, bool add, float scale, float* out,
-                           PutGroup put_group, Group group) {
+// Fills (s, c) for frequencies i..i+3 via group(i, s, c) and writes each group into the row
+// (interleaving by shuffles; the layout and add decided per group, one instantiation) while both
+// columns exist, then the scalar tail.
+template <class Group>
+inline void write_row_with(const RowLayout& L, bool add, float scale, float* out, Group group) {
+  const v128_t vscale = wasm_f32x4_splat(scale);
+  auto put = [&](float* at, v128_t v) {
+    if (add) {
+      put4<true>(at, v, vscale);
+    } else {
+      put4<false>(at, v, vscale);
+    }
+  };
+  auto put_group = [&](std::int64_t i, v128_t s, v128_t c) {
+    if (L.interleaved) {
+      put(out + 2 * i, wasm_i32x4_shuffle(s, c, 0, 4, 1, 5));
+      put(out + 2 * i + 4, wasm_i32x4_shuffle(s, c, 2, 6, 3, 7));
+    } else {
+      put(out + i, s);
+      put(out + L.sines + i, c);
+    }
+  };
   // One call site of group (inlined once: module size): whole groups, then the tail group.
   v128_t s, c;
   std::int64_t i = 0;
@@ -242,26 +259,10 @@ inline void write_row_with(const RowLayout& L, bool add, float scale, float* out
                                          bool add, float scale, float* out) {
   double ph, pl;
   split(p, ph, pl);
-  const v128_t vp = splat(p), vph = splat(ph), vpl = splat(pl), vscale = wasm_f32x4_splat(scale);
-  auto put = [&](float* at, v128_t v) {
-    if (add) {
-      put4<true>(at, v, vscale);
-    } else {
-      put4<false>(at, v, vscale);
-    }
-  };
-  auto row = [&](std::int64_t i, v128_t s, v128_t c) {
-    if (L.interleaved) {
-      put(out + 2 * i, wasm_i32x4_shuffle(s, c, 0, 4, 1, 5));
-      put(out + 2 * i + 4, wasm_i32x4_shuffle(s, c, 2, 6, 3, 7));
-    } else {
-      put(out + i, s);
-      put(out + L.sines + i, c);
-    }
-  };
+  const v128_t vp = splat(p), vph = splat(ph), vpl = splat(pl);
   write_row_with(
-      L, add, scale, out,
-      row, [&](std::int64_t i, v128_t & s, v128_t & c) __attribute__((always_inline)) {
+      L, add, scale,
+      out, [&](std::int64_t i, v128_t & s, v128_t & c) __attribute__((always_inline)) {
         v128_t s0, c0, s1, c1, hs, hc;
         const v128_t k0 = sincos_pair_lite(vp, vph, vpl, F, i, s0, c0);
         const v128_t k1 = sincos_pair_lite(vp, vph, vpl, F, i + 2, s1, c1);
@@ -364,28 +365,11 @@ inline void rotate_row(const RowLayout& L, const SplitFrequencies& F, const doub
                        const double* ca, const double* sd, const double* cd, double a, double d,
                        bool minus, bool add_to, float scale, float* out) {
   const double p = minus ? a - d : a + d;
-  const v128_t vscale = wasm_f32x4_splat(scale);
   // sin(a +- d) = x +- y, cos(a +- d) = z -+ v: the sign of y and v flips for the minus row.
   const v128_t flip = minus ? wasm_f64x2_splat(-0.0) : wasm_f64x2_splat(0.0);
-  auto put = [&](float* at, v128_t v) {
-    if (add_to) {
-      put4<true>(at, v, vscale);
-    } else {
-      put4<false>(at, v, vscale);
-    }
-  };
-  auto row = [&](std::int64_t i, v128_t s, v128_t c) {
-    if (L.interleaved) {
-      put(out + 2 * i, wasm_i32x4_shuffle(s, c, 0, 4, 1, 5));
-      put(out + 2 * i + 4, wasm_i32x4_shuffle(s, c, 2, 6, 3, 7));
-    } else {
-      put(out + i, s);
-      put(out + L.sines + i, c);
-    }
-  };
   write_row_with(
-      L, add_to, scale, out,
-      row, [&](std::int64_t i, v128_t & s, v128_t & c) __attribute__((always_inline)) {
+      L, add_to, scale,
+      out, [&](std::int64_t i, v128_t & s, v128_t & c) __attribute__((always_inline)) {
         v128_t sv[2], cv[2];
         for (int h = 0; h < 2; ++h) {
           const std::int64_t j = i + 2 * h;
