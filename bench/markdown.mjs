@@ -68,7 +68,13 @@ if (r.rotary && r.rotary.length) {
 }
 push();
 const missed = r.targets.filter((t) => !t.ok);
-push(`Targets: ${r.targets.length - missed.length} of ${r.targets.length} met${missed.length ? `; missed: ${missed.map((t) => `${t.target} (${Number(t.value).toPrecision(3)})`).join('; ')}` : ''}.`);
+push(`Targets: ${r.targets.length - missed.length} of ${r.targets.length} met${missed.length ? '; missed:' : '.'}`);
+if (missed.length) {
+  push();
+  push('| missed target | measured |');
+  push('|---|--:|');
+  for (const t of missed) push(`| ${t.target} | ${Number(t.value).toPrecision(3)} |`);
+}
 
 const text = lines.join('\n');
 if (mode === '--readme') {

@@ -49,8 +49,9 @@ export interface SpecOptions {
 
 /**
  * Which rows (positions) to produce. Give at most one of `positions` or `offset`/`paddingMask`.
- * Positions are absolute: the number the angle multiplies; the float32 precision bound (2^-22 absolute
- * against float64) holds for every position below 2^24; positions up to 2^31 - 1 are accepted.
+ * Positions are absolute: the number the angle multiplies. Every value is the float32 nearest to sin or
+ * cos of the exact angle while the row's largest angle is at most 2^31 radians (every position below
+ * 2^24 with every preset); positions up to 2^31 - 1 are accepted.
  */
 export interface RowOptions {
   /**

@@ -21,13 +21,15 @@ export function createContext(Module) {
 }
 
 /**
- * The API of one instantiated module: { simd, _module } and what each family in `families`
+ * The API of one instantiated module: { simd } (and a hidden _module) and what each family in `families`
  * attaches, e.g. [attachEncoderApi, attachLayerApi, attachModelApi] (the entry decides which, so
  * an entry without the transformer loads none of its JavaScript).
  */
 export function createApi(Module, { simd, families }) {
   const ctx = createContext(Module);
-  const api = { simd, _module: Module };
+  const api = { simd };
+  // The Emscripten module, for the tests (heap size, bound classes): not part of the API.
+  Object.defineProperty(api, '_module', { value: Module });
   for (const attach of families) attach(api, ctx);
   return api;
 }

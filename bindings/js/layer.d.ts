@@ -53,8 +53,8 @@ export interface EncoderLayerOptions {
   config: EncoderLayerConfig;
   /**
    * Every weight, row-major float32, shaped as in the PyTorch state_dict, each finite (a NaN or
-   * infinite element throws a RangeError naming it). Missing, extra or wrongly sized tensors throw
-   * a RangeError naming the tensor.
+   * infinite element throws a RangeError naming it). A missing or unknown tensor name throws a
+   * TypeError, a wrongly sized tensor a RangeError, each naming the tensor.
    */
   weights: Record<EncoderLayerWeightName, Float32Array>;
 }
@@ -66,7 +66,7 @@ export interface ForwardOptions {
    * One entry per token, each 0, 1, false or true; true / 1 hides that key (PyTorch's
    * src_key_padding_mask). Other values throw a RangeError naming the entry.
    */
-  keyPaddingMask?: Uint8Array | readonly (boolean | number)[];
+  keyPaddingMask?: ArrayLike<boolean | number>;
   /**
    * Row i is at position positionOffset + i for the rotary or ALiBi step (and, for a model, the
    * sinusoidal table). Default 0. Layer: finite, |offset| <= 2^31 - 1; model: >= 0 and the last
@@ -157,8 +157,8 @@ export interface LayerApi {
   /** A PyTorch nn.TransformerEncoderLayer (eval mode) from its config and state_dict tensors. */
   encoderLayer(options: EncoderLayerOptions): EncoderLayer;
   /**
-   * A model from the bytes of a .safetensors file (see cpp/include/posenc/model.hpp for its
-   * layout, README "Weights and bad input" for what is refused). A bad file throws a RangeError
+   * A model from the bytes of a .safetensors file (README "A model from a file" for its layout,
+   * "Weights and bad input" for what is refused). A bad file throws a RangeError
    * naming the tensor, metadata key or part of the file; a wrong argument type a TypeError.
    */
   loadModel(bytes: Uint8Array | ArrayBuffer | SharedArrayBuffer): Model;

@@ -81,7 +81,7 @@ export interface Rotary {
   readonly scaling: RopeScalingType;
   /** What cos and sin are multiplied by (1, or yarn / longrope's attention factor). */
   readonly attentionScaling: number;
-  /** The rotaryDim / 2 frequencies used (radians per position; for dynamic / longrope the set of short sequences). */
+  /** The rotaryDim / 2 frequencies used (radians per position; for dynamic / longrope the set of short sequences): a new copy on each read. */
   readonly inverseFrequencies: Float64Array;
   /**
    * The frequencies of a call whose largest position + 1 is sequenceLength (1..2^31): as

@@ -229,7 +229,8 @@ export function attachRotaryApi(api, ctx) {
     rot.layout = layout;
     rot.scaling = scaling;
     rot.attentionScaling = attentionScaling;
-    rot.inverseFrequencies = inverseFrequencies;
+    // A copy per read: writing into it cannot change what later reads say was used.
+    Object.defineProperty(rot, 'inverseFrequencies', { enumerable: true, get: () => inverseFrequencies.slice() });
 
     /**
      * The frequencies a call whose largest position + 1 is sequenceLength uses: inverseFrequencies
