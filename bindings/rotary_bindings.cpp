@@ -115,13 +115,23 @@ class Rotary : public Errors {
         reinterpret_cast<const char*>(text), static_cast<std::size_t>(length), &spec);
     if (!e.ok()) return keep(e);
     const double* o = reinterpret_cast<const double*>(overrides);
-    if (given(o[kHeadDim])) spec.head_dim = static_cast<std::int64_t>(o[kHeadDim]);
+    // A config whose rotation covers the whole head keeps covering it under a headDim override;
+    // otherwise its count of rotating channels stays (rotaryDim changes it).
+    const bool whole_head = spec.rotary_dim == spec.head_dim;
+    if (given(o[kHeadDim])) {
+      spec.head_dim = static_cast<std::int64_t>(o[kHeadDim]);
+      if (whole_head) spec.rotary_dim = spec.head_dim;
+    }
     if (given(o[kBase])) spec.base = o[kBase];
     if (given(o[kRotaryDim])) spec.rotary_dim = static_cast<std::int64_t>(o[kRotaryDim]);
     if (given(o[kLayout]))
       spec.layout = static_cast<posenc::RotaryLayout>(static_cast<int>(o[kLayout]));
     if (given(o[kScalingType])) apply_scaling(o, &spec);
-    return keep(rotary_.init(spec, posenc::ArgumentNames::hf_config));
+    // The config itself was validated with its key names: what fails now is an override.
+    const bool overridden = given(o[kHeadDim]) || given(o[kBase]) || given(o[kRotaryDim]) ||
+                            given(o[kLayout]) || given(o[kScalingType]);
+    return keep(rotary_.init(
+        spec, overridden ? posenc::ArgumentNames::options : posenc::ArgumentNames::hf_config));
   }
 
   int headDim() const { return static_cast<int>(rotary_.head_dim()); }

@@ -17,7 +17,44 @@ import { createScratch } from './memory.js';
 
 /** The shared context every family of functions receives. */
 export function createContext(Module) {
-  return { Module, core: readCore(Module), ...createScratch(Module) };
+  const memory = createScratch(Module);
+  return { Module, core: readCore(Module), ...memory, guardMethods: createGuard(memory.trimScratch) };
+}
+
+/**
+ * guardMethods(object, prefix): wraps each own method of `object` (Symbol.dispose too) so that a
+ * call made while another call of the same instance is running throws an Error. The caller's code
+ * can run inside a call (an options getter, an Array's index getter, a config's toJSON); a call
+ * into posenc from there would reuse the scratch region and the cached encoders the outer call is
+ * working with, or dispose them under it. After each call, afterCall() runs (memory.js: a scratch
+ * region grown past its usual size by that call is given back). Returns object.
+ */
+function createGuard(afterCall) {
+  let busy = false;
+  return function guardMethods(object, prefix) {
+    for (const key of Reflect.ownKeys(object)) {
+      const desc = Object.getOwnPropertyDescriptor(object, key);
+      const f = desc.value;
+      if (typeof f !== 'function') continue;
+      const name = `${prefix}${typeof key === 'symbol' ? 'dispose' : key}`;
+      // Four parameters: the most any function of the API takes (no rest array per call; no
+      // function reads `this` or `arguments`, and a missing argument is undefined either way).
+      desc.value = function guarded(a, b, c, d) {
+        if (busy) {
+          throw new Error(`posenc.${name}: called while another call of this posenc instance is running (from a getter, an index getter or toJSON of its arguments); call it after that call returns`);
+        }
+        busy = true;
+        try {
+          return f(a, b, c, d);
+        } finally {
+          busy = false;
+          afterCall();
+        }
+      };
+      Object.defineProperty(object, key, desc);
+    }
+    return object;
+  };
 }
 
 /**
@@ -31,7 +68,7 @@ export function createApi(Module, { simd, families }) {
   // The Emscripten module, for the tests (heap size, bound classes): not part of the API.
   Object.defineProperty(api, '_module', { value: Module });
   for (const attach of families) attach(api, ctx);
-  return api;
+  return ctx.guardMethods(api, '');
 }
 
 /**

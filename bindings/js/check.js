@@ -3,7 +3,8 @@
 // alone can make live here (types, detached buffers, the shape of option objects, numeric ranges
 // whose bounds the caller passes in); the limits themselves come from the core (core.js).
 
-const article = (name) => (/^[AEIOU]/.test(name) ? `an ${name}` : `a ${name}`);
+// 'an Array', 'an Int32Array', 'an object'; but 'a Uint8Array'.
+const article = (name) => (/^(?:[AEIO]|U(?!int))/.test(name) ? `an ${name}` : `a ${name}`);
 
 /** A short description of a bad value for error messages. */
 export function describe(value) {
@@ -84,11 +85,35 @@ export function checkBoolean(fn, name, value, fallback) {
   return value;
 }
 
-/** A typed array of class Type (expected: how messages name it) whose buffer is not detached. */
+// The built-in accessors of every typed array, read once: a subclass or an own property cannot
+// change what they return.
+const TYPED_ARRAY_PROTOTYPE = Object.getPrototypeOf(Uint8Array.prototype);
+const intrinsic = (key) => Object.getOwnPropertyDescriptor(TYPED_ARRAY_PROTOTYPE, key).get;
+const viewBuffer = intrinsic('buffer');
+const viewByteOffset = intrinsic('byteOffset');
+const viewLength = intrinsic('length');
+
+/**
+ * A typed array of class Type (expected: how messages name it) whose buffer is not detached, as a
+ * plain Type view of the same memory: the caller works on the returned view, whose length, set
+ * and subarray are the built-in ones. A Type instance with none of those overridden is returned
+ * as it is (the common case: no allocation); a subclass (a Node Buffer too) or an instance with
+ * an own length, set, subarray or constructor gets a new view, so code of the caller's cannot run
+ * inside a call or make it copy a different number of elements than it checked.
+ */
 export function checkTypedArray(fn, name, value, Type, expected) {
   if (!(value instanceof Type)) throw typeError(fn, name, expected, value);
-  if (isDetached(value)) throw detachedError(fn, name);
-  return value;
+  if (isDetachedBuffer(viewBuffer.call(value))) throw detachedError(fn, name);
+  if (
+    Object.getPrototypeOf(value) === Type.prototype &&
+    !Object.hasOwn(value, 'length') &&
+    !Object.hasOwn(value, 'set') &&
+    !Object.hasOwn(value, 'subarray') &&
+    !Object.hasOwn(value, 'constructor')
+  ) {
+    return value;
+  }
+  return new Type(viewBuffer.call(value), viewByteOffset.call(value), viewLength.call(value));
 }
 
 export function checkFloat32Array(fn, name, value) {
@@ -143,21 +168,25 @@ export function checkFlags(fn, name, list, meaning) {
 const EMPTY = Object.freeze({});
 
 /**
- * An options object whose keys all belong to `allowed` (a Set); undefined gives an empty object.
- * Unknown (misspelt) names throw a TypeError rather than being ignored. `name` is the argument's
- * name in messages: 'options', or e.g. 'config' (then an unknown key is "unknown config field").
+ * An options object whose keys all belong to `allowed` (a Set), as a copy: each option is read
+ * once, here, so a getter cannot give a checked value first and another one later. undefined
+ * gives an empty object. Unknown (misspelt) names throw a TypeError rather than being ignored;
+ * anything but a plain object (an Array, a Map, a typed array...) throws a TypeError. `name` is
+ * the argument's name in messages: 'options', or e.g. 'config' (then an unknown key is "unknown
+ * config field").
  */
 export function checkOptionsObject(fn, options, allowed, name = 'options') {
   if (options === undefined) return EMPTY;
-  if (options === null || typeof options !== 'object' || Array.isArray(options) || ArrayBuffer.isView(options)) {
-    throw typeError(fn, name, 'an object', options);
-  }
-  const what = name === 'options' ? 'option' : `${name} field`;
-  // for-in over own keys (no array allocated: this runs on every call, a decoding step's too).
-  for (const key in options) {
-    if (Object.hasOwn(options, key) && !allowed.has(key)) {
+  const proto = options === null || typeof options !== 'object' ? undefined : Object.getPrototypeOf(options);
+  if (proto !== Object.prototype && proto !== null) throw typeError(fn, name, 'an object', options);
+  // A spread copy (V8 clones a plain object's shape fast), then for-in over its own keys: no
+  // array allocated, this runs on every call, a decoding step's too.
+  const copy = { ...options };
+  for (const key in copy) {
+    if (Object.hasOwn(copy, key) && !allowed.has(key)) {
+      const what = name === 'options' ? 'option' : `${name} field`;
       throw new TypeError(`posenc.${fn}: unknown ${what} '${key}' (allowed: ${[...allowed].join(', ')})`);
     }
   }
-  return options;
+  return copy;
 }

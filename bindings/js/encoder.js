@@ -89,23 +89,34 @@ export function attachEncoderApi(api, ctx) {
   }
 
   // ---- checks shared by the one-shot functions and the Encoder's methods ---------------------
-  function checkOut(fn, out, needed) {
-    if (out === undefined) return new Float32Array(needed);
-    checkFloat32Array(fn, 'out', out);
+  function checkOut(fn, given, needed) {
+    if (given === undefined) return new Float32Array(needed);
+    const out = checkFloat32Array(fn, 'out', given);
     if (out.length < needed) {
       throw new RangeError(`posenc.${fn}: out must hold at least ${needed} floats, got ${out.length}`);
     }
     return out;
   }
 
-  function checkEmbeddings(fn, embeddings, dim) {
-    checkFloat32Array(fn, 'embeddings', embeddings);
+  /** The embeddings as a plain view (check.js), and their row count. */
+  function checkEmbeddings(fn, given, dim) {
+    const embeddings = checkFloat32Array(fn, 'embeddings', given);
     if (embeddings.length === 0 || embeddings.length % dim !== 0) {
       throw new RangeError(
         `posenc.${fn}: embeddings.length must be a positive multiple of dim (${dim}), got ${embeddings.length}`,
       );
     }
-    return embeddings.length / dim;
+    return { embeddings, length: embeddings.length / dim };
+  }
+
+  // concat reads its input chunk by chunk while it writes out: the two must not share memory.
+  function checkNoOverlap(fn, embeddings, out) {
+    if (out.buffer !== embeddings.buffer) return;
+    const a = embeddings.byteOffset;
+    const b = out.byteOffset;
+    if (a < b + out.byteLength && b < a + embeddings.byteLength) {
+      throw new RangeError(`posenc.${fn}: out must not overlap embeddings (they share an ArrayBuffer); give a separate array`);
+    }
   }
 
   const checkScale = (fn, o) => (o.scale === undefined ? 1 : checkNumber(fn, 'scale', o.scale));
@@ -117,17 +128,19 @@ export function attachEncoderApi(api, ctx) {
     return runEncode(fn, handle, spec.dim, rows, checkOut(fn, o.out, length * spec.dim));
   }
 
-  function doAddTo(fn, handle, spec, embeddings, o) {
-    const length = checkEmbeddings(fn, embeddings, spec.dim);
+  function doAddTo(fn, handle, spec, given, o) {
+    const { embeddings, length } = checkEmbeddings(fn, given, spec.dim);
     const scale = checkScale(fn, o);
-    return runAddTo(fn, handle, spec.dim, embeddings, resolveRows(fn, spec, length, o), scale);
+    runAddTo(fn, handle, spec.dim, embeddings, resolveRows(fn, spec, length, o), scale);
+    return given;
   }
 
-  function doConcat(fn, handle, spec, embeddings, embeddingDim, o) {
-    const length = checkEmbeddings(fn, embeddings, embeddingDim);
+  function doConcat(fn, handle, spec, given, embeddingDim, o) {
+    const { embeddings, length } = checkEmbeddings(fn, given, embeddingDim);
     checkLength(fn, length, embeddingDim + spec.dim);
     const rows = resolveRows(fn, spec, length, o);
     const out = checkOut(fn, o.out, length * (embeddingDim + spec.dim));
+    checkNoOverlap(fn, embeddings, out);
     return runConcat(fn, handle, spec.dim, embeddings, embeddingDim, rows, out);
   }
 
@@ -206,6 +219,6 @@ export function attachEncoderApi(api, ctx) {
       },
     };
     const live = ownHandle(enc, newHandle('encoder', spec), (method) => `posenc.encoder.${method}: this encoder has been disposed`);
-    return Object.freeze(enc);
+    return Object.freeze(ctx.guardMethods(enc, 'encoder.'));
   };
 }

@@ -40,7 +40,7 @@ function checkPosition(fn, config, headDim) {
   const position = POSITION_METHODS[checkEnum(fn, 'config.position', config.position ?? 'none', POSITION_METHODS)];
   for (const field of [...ROTARY_FIELDS, ...ALIBI_FIELDS]) {
     const owner = ROTARY_FIELDS.includes(field) ? 'rotary' : 'alibi';
-    if (config[field] !== undefined && position !== owner) {
+    if (config[field] != null && position !== owner) {
       throw new TypeError(`posenc.${fn}: config.${field} applies to position '${owner}' only (position is '${position}')`);
     }
   }
@@ -111,9 +111,9 @@ export function attachLayerApi(api, ctx) {
   const { Module, core, withBuffers } = ctx;
   const { maxModelDim, maxHeads, maxFfDim, maxSequenceLength } = core.limits;
 
-  function checkConfig(fn, config) {
-    if (config === undefined) throw typeError(fn, 'config', 'an object', config);
-    checkOptionsObject(fn, config, CONFIG_FIELDS, 'config');
+  function checkConfig(fn, given) {
+    if (given === undefined) throw typeError(fn, 'config', 'an object', given);
+    const config = checkOptionsObject(fn, given, CONFIG_FIELDS, 'config');
     const dModel = checkNumber(fn, 'config.dModel', config.dModel, { integer: true, min: 1, max: maxModelDim });
     const heads = checkNumber(fn, 'config.heads', config.heads, { integer: true, min: 1, max: maxHeads });
     const ffDim = checkNumber(fn, 'config.ffDim', config.ffDim, { integer: true, min: 1, max: maxFfDim });
@@ -137,28 +137,32 @@ export function attachLayerApi(api, ctx) {
   }
 
   // Like option names, tensor names are part of the API: unknown or missing ones are TypeErrors;
-  // a tensor of the wrong length is a RangeError that says the length expected.
+  // a tensor of the wrong length is a RangeError that says the length expected. Returns the
+  // checked arrays by name (each read once).
   function checkWeights(fn, weights, tensors) {
     if (weights === null || typeof weights !== 'object' || Array.isArray(weights) || ArrayBuffer.isView(weights) ||
         weights instanceof Map) {
       throw typeError(fn, 'weights', 'a plain object of Float32Arrays keyed by state_dict name', weights);
     }
     const byName = new Map(tensors.map((t) => [t.name, t]));
-    for (const [name, value] of Object.entries(weights)) {
+    const checked = new Map();
+    for (const [name, given] of Object.entries(weights)) {
       const tensor = byName.get(name);
       if (!tensor) {
         throw new TypeError(`posenc.${fn}: weights["${name}"] is not a tensor of nn.TransformerEncoderLayer (expected ${tensors.map((t) => t.name).join(', ')})`);
       }
-      checkTypedArray(fn, `weights["${name}"]`, value, Float32Array, 'a Float32Array');
+      const value = checkTypedArray(fn, `weights["${name}"]`, given, Float32Array, 'a Float32Array');
       const count = tensor.dims.reduce((n, size) => n * size, 1);
       if (value.length !== count) {
         const shape = tensor.dims.length === 1 ? '' : `${tensor.dims.join(' x ')} = `;
         throw new RangeError(`posenc.${fn}: weights["${name}"] must hold ${shape}${count} floats (${tensor.dimNames}), got ${value.length}`);
       }
+      checked.set(name, value);
     }
     for (const { name } of tensors) {
-      if (!Object.hasOwn(weights, name)) throw new TypeError(`posenc.${fn}: weights["${name}"] is missing`);
+      if (!checked.has(name)) throw new TypeError(`posenc.${fn}: weights["${name}"] is missing`);
     }
+    return checked;
   }
 
   api.encoderLayer = function encoderLayer(options) {
@@ -167,7 +171,7 @@ export function attachLayerApi(api, ctx) {
     const { config: given, weights } = checkOptionsObject(fn, options, LAYER_OPTIONS);
     const config = checkConfig(fn, given);
     const tensors = core.layerTensors(config.dModel, config.ffDim);
-    checkWeights(fn, weights, tensors);
+    const checked = checkWeights(fn, weights, tensors);
 
     const handle = core.newLayer();
     try {
@@ -175,7 +179,7 @@ export function attachLayerApi(api, ctx) {
         throw layerError(fn, handle, 'config: ');
       }
       for (const { name } of tensors) {
-        const w = weights[name];
+        const w = checked.get(name);
         const code = withBuffers(fn, [w.length * 4], (ptr) => {
           Module.HEAPF32.set(w, ptr >> 2);
           return handle.setTensor(name, ptr, w.length);
@@ -189,11 +193,11 @@ export function attachLayerApi(api, ctx) {
     }
 
     const layer = {
-      forward(x, callOptions) {
+      forward(input, callOptions) {
         const h = live('forward');
         const f = 'encoderLayer.forward';
         const o = checkOptionsObject(f, callOptions, LAYER_FORWARD_OPTIONS);
-        checkTypedArray(f, 'x', x, Float32Array, 'a Float32Array (L x dModel, row-major)');
+        const x = checkTypedArray(f, 'x', input, Float32Array, 'a Float32Array (L x dModel, row-major)');
         const { dModel } = config;
         if (x.length === 0 || x.length % dModel !== 0) {
           throw new RangeError(`posenc.${f}: x must hold L x ${dModel} floats with L >= 1, got ${x.length}`);
@@ -223,6 +227,6 @@ export function attachLayerApi(api, ctx) {
     };
     const live = ownHandle(layer, handle, (method) => `posenc.encoderLayer.${method}: this encoderLayer was disposed`);
     Object.defineProperty(layer, 'config', { value: config, enumerable: true });
-    return Object.freeze(layer);
+    return Object.freeze(ctx.guardMethods(layer, 'encoderLayer.'));
   };
 }

@@ -9,8 +9,15 @@
 export const MAX_ALLOCATION = 2 ** 31 - 65536;
 
 /**
+ * A scratch region up to this size stays allocated between calls (the usual chunk of 256 KB and
+ * its records); a larger one, grown for one call's wide rows (a shift matrix, many heads, long
+ * ALiBi rows), is freed when that call returns, so it cannot keep later calls from memory.
+ */
+const KEPT_SCRATCH_BYTES = 1 << 20;
+
+/**
  * The per-instance memory helpers over an instantiated Emscripten module (with _malloc, _free
- * and the HEAP views): { scratch, copyOut, withBuffers }.
+ * and the HEAP views): { scratch, trimScratch, copyOut, withBuffers }.
  */
 export function createScratch(Module) {
   let scratchPtr = 0;
@@ -31,6 +38,15 @@ export function createScratch(Module) {
       scratchBytes = bytes;
     }
     return scratchPtr;
+  }
+
+  /** Frees the scratch region if a call grew it past KEPT_SCRATCH_BYTES (run after each call). */
+  function trimScratch() {
+    if (scratchBytes > KEPT_SCRATCH_BYTES) {
+      Module._free(scratchPtr);
+      scratchPtr = 0;
+      scratchBytes = 0;
+    }
   }
 
   // Copies count floats from the wasm heap (float index from) into out at index at. A few floats
@@ -65,5 +81,5 @@ export function createScratch(Module) {
     }
   }
 
-  return { scratch, copyOut, withBuffers };
+  return { scratch, trimScratch, copyOut, withBuffers };
 }

@@ -22,7 +22,7 @@ export function attachModelApi(api, ctx) {
       if (isDetachedBuffer(bytes)) throw new TypeError(`posenc.${fn}: bytes is a detached ArrayBuffer`);
       bytes = new Uint8Array(bytes);
     }
-    checkTypedArray(fn, 'bytes', bytes, Uint8Array, expected);
+    bytes = checkTypedArray(fn, 'bytes', bytes, Uint8Array, expected);
     const handle = core.newModel();
     let info;
     try {
@@ -54,7 +54,7 @@ export function attachModelApi(api, ctx) {
 
     function checkTokens(f, tokens) {
       if (!Array.isArray(tokens)) {
-        checkTypedArray(f, 'tokens', tokens, Int32Array, 'an Int32Array or an Array of token ids');
+        tokens = checkTypedArray(f, 'tokens', tokens, Int32Array, 'an Int32Array or an Array of token ids');
       }
       const length = tokens.length;
       if (length < 1 || length > maxSequenceLength) {
@@ -117,6 +117,6 @@ export function attachModelApi(api, ctx) {
       vocab: { value: vocab, enumerable: true },
       labels: { value: labels, enumerable: true },
     });
-    return Object.freeze(model);
+    return Object.freeze(ctx.guardMethods(model, 'model.'));
   };
 }

@@ -63,16 +63,46 @@ export function familyError(fn, handle) {
  */
 export function checkPositions(fn, list, length) {
   checkNumberList(fn, 'positions', list, length);
-  const positions = Float64Array.from(list);
+  const positions = new Float64Array(length);
   let largest = 0;
-  for (let i = 0; i < positions.length; i++) {
-    const p = positions[i];
+  for (let i = 0; i < length; i++) {
+    const p = list[i];
+    if (typeof p !== 'number') throw typeError(fn, `positions[${i}]`, 'a number', p);
     if (!(p >= 0 && p <= MAX_POSITION)) {
-      throw new RangeError(`posenc.${fn}: positions[${i}] must be a finite number from 0 to 2^31 - 1, got ${list[i]}`);
+      throw new RangeError(`posenc.${fn}: positions[${i}] must be a finite number from 0 to 2^31 - 1, got ${p}`);
     }
+    positions[i] = p;
     if (p > largest) largest = p;
   }
   return { positions, largest };
+}
+
+const CONFIG_TEXT = "must be JSON text of an object (a model's config.json)";
+
+/**
+ * A config (an object, or its JSON text) as the JSON text the core reads. Text is parsed here
+ * first, so that a key given twice takes its last value, as Python's json (and so Hugging Face)
+ * and JSON.parse do; an object must hold JSON values only.
+ */
+function configText(fn, config) {
+  let c = config;
+  if (typeof c === 'string') {
+    try {
+      c = JSON.parse(c);
+    } catch {
+      throw new RangeError(`posenc.${fn}: config ${CONFIG_TEXT}`);
+    }
+    if (c === null || typeof c !== 'object' || Array.isArray(c)) throw new RangeError(`posenc.${fn}: config ${CONFIG_TEXT}`);
+  } else if (c === null || typeof c !== 'object' || Array.isArray(c)) {
+    throw typeError(fn, 'config', "a model's config.json object (or its JSON text)", c);
+  }
+  try {
+    return JSON.stringify(c);
+  } catch (error) {
+    // A BigInt or a cycle (TypeError), or nesting deeper than the engine's stack (RangeError).
+    const Type = error instanceof RangeError ? RangeError : TypeError;
+    throw new Type(`posenc.${fn}: config must hold JSON values only (no BigInt, no cycles, not nested too deeply): ${error.message}`);
+  }
 }
 
 /** Adds pe.rotary to `api` (ctx: see api.js). */
@@ -95,11 +125,14 @@ export function attachRotaryApi(api, ctx) {
     const lists = {};
     for (const name of ['shortFactor', 'longFactor']) {
       if (s[name] === undefined) continue;
-      checkNumberList(fn, `scaling.${name}`, s[name], undefined, { expected: 'an Array or typed array of numbers' });
-      for (let i = 0; i < s[name].length; i++) {
-        if (typeof s[name][i] !== 'number') throw typeError(fn, `scaling.${name}[${i}]`, 'a number', s[name][i]);
+      const given = checkNumberList(fn, `scaling.${name}`, s[name], undefined, { expected: 'an Array or typed array of numbers' });
+      const list = new Float64Array(given.length);
+      for (let i = 0; i < list.length; i++) {
+        const v = given[i];
+        if (typeof v !== 'number') throw typeError(fn, `scaling.${name}[${i}]`, 'a number', v);
+        list[i] = v;
       }
-      lists[name] = Float64Array.from(s[name]);
+      lists[name] = list;
     }
     if (lists.shortFactor && lists.longFactor && lists.shortFactor.length !== lists.longFactor.length) {
       throw new RangeError(`posenc.${fn}: scaling.shortFactor and scaling.longFactor must have the same length (rotaryDim / 2), got ${lists.shortFactor.length} and ${lists.longFactor.length}`);
@@ -121,12 +154,7 @@ export function attachRotaryApi(api, ctx) {
       if (!Object.hasOwn(ROTARY_PRESETS, o.preset)) throw rangeError(fn, 'preset', expected, o.preset);
       config = ROTARY_PRESETS[o.preset];
     }
-    if (config !== undefined) {
-      const c = config;
-      if (typeof c === 'string') text = c;
-      else if (c !== null && typeof c === 'object' && !Array.isArray(c)) text = JSON.stringify(c);
-      else throw typeError(fn, 'config', "a model's config.json object (or its JSON text)", c);
-    } else if (o.headDim === undefined) {
+    if (config !== undefined) text = configText(fn, config); else if (o.headDim === undefined) {
       throw typeError(fn, 'headDim', 'an integer number (or give config or preset)', undefined);
     }
     if (o.headDim !== undefined) {
@@ -247,10 +275,10 @@ export function attachRotaryApi(api, ctx) {
     };
 
     /** Rotates x ([L, heads, headDim] float32, row-major) in place and returns it. */
-    rot.apply = function apply(x, options) {
+    rot.apply = function apply(input, options) {
       const fn = 'rotary.apply';
       const h = live('apply');
-      checkFloat32Array(fn, 'x', x);
+      const x = checkFloat32Array(fn, 'x', input);
       const o = checkOptionsObject(fn, options, APPLY_OPTIONS);
       const heads = o.heads === undefined ? 1 : checkNumber(fn, 'heads', o.heads, { integer: true, min: 1 });
       const rowFloats = heads * headDim;
@@ -274,7 +302,7 @@ export function attachRotaryApi(api, ctx) {
         heap[q + ROWS.outLen] = x.length;
         if (h.apply(base + dataBytes) !== 0) throw familyError(fn, h);
         x.set(Module.HEAPF32.subarray(base / 4, base / 4 + x.length));
-        return x;
+        return input;
       }
       runRows(fn, rows, rowFloats, rowFloats, (r0, n, dataPtr, record, recordPtr) => {
         const from = r0 * rowFloats;
@@ -285,7 +313,7 @@ export function attachRotaryApi(api, ctx) {
         if (h.apply(recordPtr) !== 0) throw familyError(fn, h);
         x.set(Module.HEAPF32.subarray(dataPtr / 4, dataPtr / 4 + count), from);
       });
-      return x;
+      return input;
     };
 
     /** { cos, sin }: Float32Array(length * rotaryDim) each, in Hugging Face's layout. */
@@ -308,7 +336,7 @@ export function attachRotaryApi(api, ctx) {
       });
       return { cos, sin };
     };
-    return Object.freeze(rot);
+    return Object.freeze(ctx.guardMethods(rot, 'rotary.'));
   }
 
   api.rotary = newRotary;

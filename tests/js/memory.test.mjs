@@ -175,3 +175,61 @@ test('layers and models: use after dispose throws, dispose twice is harmless', a
   assert.equal(heap(pe), before);
   assert.equal(model.config.vocabSize, 30); // plain data stays readable
 });
+
+test('a call that grows the scratch region for wide rows gives it back when it returns', async () => {
+  const pe = await init();
+  pe.encode(4, 64); // the usual scratch region
+  pe.encode(1, 2048); // the cached encoder shift uses below
+  pe.alibiBias(1, 2, 4); // the cached slopes of one head
+  const before = heap(pe);
+  pe.shift(1, 2048); // a 16 MB matrix through the scratch region
+  pe.alibiBias(1, 2, 1 << 20); // rows of 4 MB
+  const rot = pe.rotary({ headDim: 128 });
+  rot.apply(new Float32Array(2 * 4096 * 128), { heads: 4096 }); // rows of 2 MB, one per chunk
+  rot.dispose();
+  // (at most: the region the ordinary calls had made is gone too, until the next call)
+  assert.ok(heap(pe) <= before, `${heap(pe)} bytes in use after, ${before} before`);
+  // and the next ordinary call still works, with the same bits as before
+  assert.deepEqual(pe.encode(4, 64), (await init()).encode(4, 64));
+});
+
+test('a call from inside another call of the same instance throws, and neither is left half done', async () => {
+  const pe = await init();
+  const fresh = await init();
+  const enc = pe.encoder({ dim: 16 });
+  const nested = {
+    get offset() {
+      enc.dispose();
+      return 0;
+    },
+  };
+  assert.throws(() => enc.encode(3, nested), { name: 'Error', message: /posenc\.encoder\.dispose: called while another call/ });
+  assert.equal(enc.disposed, false);
+  assert.deepEqual(enc.encode(3, { offset: 7 }), fresh.encode(3, 16, { offset: 7 }));
+  // The same instance's free functions, and another instance, from a getter.
+  assert.throws(() => pe.encode(2, 8, { get offset() { return pe.alibiSlopes(4)[0]; } }), /posenc\.alibiSlopes: called while/);
+  assert.deepEqual(pe.encode(2, 8, { get offset() { return fresh.alibiSlopes(4)[0]; } }), fresh.encode(2, 8, { offset: 0.25 }));
+  enc.dispose();
+});
+
+test('typed arrays are used through their built-in length, set and subarray', async () => {
+  const pe = await init();
+  const fresh = await init();
+  class Lying extends Float32Array {
+    get length() {
+      return 8;
+    }
+    set() {
+      throw new Error('not called');
+    }
+  }
+  const x = new Lying(64 * 32);
+  pe.addTo(x, 64);
+  assert.deepEqual(new Float32Array(x.buffer), fresh.encode(32, 64));
+  const y = new Float32Array(16 * 2);
+  Object.defineProperty(y, 'length', { value: 1 << 20 });
+  const rot = pe.rotary({ headDim: 16 });
+  assert.equal(rot.apply(y, { heads: 2 }), y);
+  rot.dispose();
+  assert.deepEqual(pe.encode(4, 64), fresh.encode(4, 64));
+});

@@ -119,8 +119,9 @@ POSENC_HOT_ENTRY EncodingError alibi_bias_rows(const AlibiSpec& s, std::int64_t 
   Buffer<float> back, ahead;
   if (!back.resize(static_cast<std::size_t>(back_len)) ||
       !ahead.resize(static_cast<std::size_t>(ahead_len + 1)))
-    return encoding_error(EncodingStatus::out_of_memory, "length",
-                          "needs more memory than is available");
+    return encoding_error(EncodingStatus::out_of_memory, "keyLength",
+                          "needs more memory than is available (two rows of keyLength floats "
+                          "beside the output)");
   const float minus_inf = -std::numeric_limits<float>::infinity();
   std::int64_t table_head = -1;
   for (std::int64_t r = 0; r < row_count; ++r) {

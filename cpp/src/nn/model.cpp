@@ -19,6 +19,14 @@ namespace posenc {
 
 namespace {
 
+// Words of a space-separated metadata string (runs of spaces count as one separator).
+std::int64_t word_count(const std::string& s) {
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s[i] != ' ' && (i == 0 || s[i - 1] == ' ')) ++n;
+  return n;
+}
+
 LayerError bad_metadata(const char* key) {
   return layer_error(LayerStatus::invalid_metadata, std::string("__metadata__.") + key);
 }
@@ -227,10 +235,16 @@ LayerError Model::load(const std::uint8_t* bytes, std::size_t size) {
   if (hw->shape.size() != 2 || hw->shape[0] < 1 || hw->shape[0] > 65536)
     return layer_error(LayerStatus::wrong_shape, "head.weight");
   c.num_classes = hw->shape[0];
+  // The display words, when given, name every token and every class: one word per row.
+  if (!c.vocab.empty() && word_count(c.vocab) != c.vocab_size) return bad_metadata("vocab");
+  if (!c.labels.empty() && word_count(c.labels) != c.num_classes) return bad_metadata("labels");
   if (c.layer.position.method == PositionMethod::rotary && c.layer.heads > 0 &&
-      d % c.layer.heads == 0)  // Python's int(head_dim * partial_rotary_factor)
+      d % c.layer.heads == 0) {  // Python's int(head_dim * partial_rotary_factor)
     c.layer.position.rotary_dim =
         static_cast<std::int64_t>(static_cast<double>(d / c.layer.heads) * partial_rotary_factor);
+    // 0 would read as the layer's "whole head": a factor that rotates no pair is a bad file.
+    if (c.layer.position.rotary_dim < 2) return bad_metadata("partial_rotary_factor");
+  }
   if (LayerError e = validate(c.layer); !e.ok()) return config_error(e);
 
   c.embedding_scale = std::sqrt(static_cast<double>(d));
