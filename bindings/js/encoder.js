@@ -10,6 +10,9 @@ import { SPEC_OPTIONS, createSpecs } from './spec.js';
 import { createTransfer, encoderError } from './transfer.js';
 
 const HANDLE_CACHE_SIZE = 16;
+// ... and at most this many columns in all (an encoder's tables grow with its dim: about 56 bytes
+// a column, so 16 encoders of dim 65536 would keep 60 MB): the newest is always kept.
+const HANDLE_CACHE_COLUMNS = 1 << 17;
 const SHIFT_FORMS = ['matrix', 'blocks'];
 
 const ENCODE_OPTIONS = new Set([...SPEC_OPTIONS, ...ROW_OPTIONS, 'out']);
@@ -38,11 +41,12 @@ export function attachEncoderApi(api, ctx) {
       encoder.delete();
       throw error;
     }
-    return { encoder, sines: encoder.sines(), blockRows: encoder.blockRows(), delete: () => encoder.delete() };
+    return { encoder, dim: s.dim, sines: encoder.sines(), blockRows: encoder.blockRows(), delete: () => encoder.delete() };
   }
 
   // ---- the one-shot functions' encoders: a small least-recently-used cache ------------------
   const handleCache = new Map();
+  let cachedColumns = 0;
 
   function cachedHandle(fn, s) {
     const key = specKey(s);
@@ -54,9 +58,11 @@ export function attachEncoderApi(api, ctx) {
     }
     handle = newHandle(fn, s);
     handleCache.set(key, handle);
-    if (handleCache.size > HANDLE_CACHE_SIZE) {
+    cachedColumns += handle.dim;
+    while (handleCache.size > 1 && (handleCache.size > HANDLE_CACHE_SIZE || cachedColumns > HANDLE_CACHE_COLUMNS)) {
       const [oldKey, oldHandle] = handleCache.entries().next().value;
       handleCache.delete(oldKey);
+      cachedColumns -= oldHandle.dim;
       oldHandle.delete();
     }
     return handle;

@@ -233,3 +233,14 @@ test('typed arrays are used through their built-in length, set and subarray', as
   rot.dispose();
   assert.deepEqual(pe.encode(4, 64), fresh.encode(4, 64));
 });
+
+test('the encoders pe.encode caches are bounded by their columns, not only by their count', async () => {
+  const pe = await init();
+  pe.encode(1, 8);
+  const before = heap(pe);
+  // 16 specs of dim 65536: without the column budget the cache held about 60 MB.
+  for (let b = 0; b < 16; b++) pe.encode(1, 65536, { base: 100 + b });
+  const grown = heap(pe) - before;
+  assert.ok(grown < 12e6, `the cache holds ${grown} bytes`);
+  assert.deepEqual(pe.encode(2, 16, { base: 100 }), (await init()).encode(2, 16, { base: 100 }));
+});
