@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <set>
 #include <vector>
@@ -140,6 +141,38 @@ TEST_CASE("encode with an offset equals the rows of encode from 0", "[encode]") 
       std::vector<float> tail(static_cast<std::size_t>((200 - k) * 34));
       REQUIRE(encode(spec, part, tail.data(), tail.size()) == Status::ok);
       CHECK(std::equal(tail.begin(), tail.end(), full.begin() + k * 34));
+    }
+  }
+}
+
+TEST_CASE("a cache made for other frequencies is bypassed, even at the same address", "[encode]") {
+  // An encoder assigned a new spec keeps its address: the cache made before must not be used
+  // (it was: an overflow of the cache's slots under ASan when the new dim was larger).
+  Spec small;
+  small.dim = 8;
+  SinusoidalEncoder enc(small);
+  auto cache = enc.make_anchor_cache();
+  REQUIRE(cache);
+  std::vector<float> out(4096), ref(4096);
+  RowPositions rows;
+  rows.count = 1;
+  for (int p = 0; p < 4; ++p) {
+    rows.first_position = p;
+    REQUIRE(enc.encode(rows, out.data(), 8, cache.get()) == Status::ok);
+  }
+  for (std::int64_t dim : {4096, 8}) {
+    Spec other;
+    other.dim = dim;
+    other.base = 500.0;  // other frequencies, and for dim 8 the same stride as the cache's
+    enc = SinusoidalEncoder(other);
+    REQUIRE(enc.status() == Status::ok);
+    for (int p = 200; p < 204; ++p) {  // a new block: missed once, then cached (if the cache fits)
+      INFO("dim " << dim << " position " << p);
+      rows.first_position = p;
+      const auto n = static_cast<std::size_t>(dim);
+      REQUIRE(enc.encode(rows, out.data(), n, cache.get()) == Status::ok);
+      REQUIRE(enc.encode(rows, ref.data(), n) == Status::ok);
+      CHECK(std::memcmp(out.data(), ref.data(), n * sizeof(float)) == 0);
     }
   }
 }
@@ -300,6 +333,36 @@ TEST_CASE("bad calls return a status and write nothing", "[encode]") {
   CHECK(encode(spec, rows, out.data(), 8) == Status::invalid_base);
   for (float v : out)
     CHECK(v == 42.0f);
+}
+
+TEST_CASE(
+    "rows from a fractional first position are those positions given explicitly (found by "
+    "fuzz_encode)",
+    "[encode][precision]") {
+  // fuzz_encode's input: rows from 131056.00000001235 cross 2^17, where first + r rounds; the
+  // angle-addition path evaluated the exact c + e instead, one float off in row 3 column 26.
+  Spec spec;
+  spec.dim = 117;
+  spec.odd = OddDim::zero_pad;
+  spec.min_dim = 3;
+  for (double first : {0x1.fff0000000351p+16, 131071.75, 1048575.123456789, 16777200.5, 3.25}) {
+    for (std::int64_t count : {std::int64_t{3}, std::int64_t{22}, std::int64_t{300}}) {
+      INFO("first position " << first << ", " << count << " rows");
+      RowPositions rows;
+      rows.count = count;
+      rows.first_position = first;
+      std::vector<double> pos(static_cast<std::size_t>(count));
+      for (std::int64_t r = 0; r < count; ++r)
+        pos[static_cast<std::size_t>(r)] = first + static_cast<double>(r);
+      RowPositions explicit_rows;
+      explicit_rows.count = count;
+      explicit_rows.positions = pos.data();
+      std::vector<float> bulk(static_cast<std::size_t>(count * spec.dim)), direct(bulk.size());
+      REQUIRE(encode(spec, rows, bulk.data(), bulk.size()) == Status::ok);
+      REQUIRE(encode(spec, explicit_rows, direct.data(), direct.size()) == Status::ok);
+      CHECK(std::memcmp(bulk.data(), direct.data(), bulk.size() * sizeof(float)) == 0);
+    }
+  }
 }
 
 TEST_CASE("sines and cosines never leave [-1, 1] (found by fuzz_encode)", "[encode][precision]") {

@@ -337,8 +337,12 @@ LayerError Model::forward(const std::int32_t* tokens, std::int64_t length,
     rows.count = length;
     rows.first_position = first_position_ + offset;
     rows.zero_position = zero_position_;
-    if (encoder_->add_to(rows, scale, h, n) != Status::ok)
-      return layer_error(LayerStatus::out_of_memory, "length");
+    // The preset's first position (fairseq's paddingIdx + 1, OpenNMT-tf's 1) adds to the offset:
+    // near 2^31 - 1 the rows can pass the encoder's last position.
+    const Status s = encoder_->add_to(rows, scale, h, n);
+    if (s == Status::invalid_position)
+      return layer_error(LayerStatus::invalid_position, "positionOffset");
+    if (s != Status::ok) return layer_error(LayerStatus::out_of_memory, "length");
   } else {
     for (std::size_t i = 0; i < n; ++i)
       h[i] = h[i] * scale;

@@ -3,6 +3,7 @@
 #include "posenc/sinusoidal/encode.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -111,7 +112,10 @@ SinusoidalEncoder::SinusoidalEncoder(const Spec& spec)
       columns_(status_ == Status::ok ? columns_of(spec) : Columns{}),
       frequencies_(frequencies_of(spec, status_)),
       padded_frequencies_(padded(frequencies_)),
-      block_rows_(status_ == Status::ok ? detail::block_rows_for(spec.dim) : 0) {}
+      block_rows_(status_ == Status::ok ? detail::block_rows_for(spec.dim) : 0) {
+  static std::atomic<std::uint64_t> constructed{0};
+  identity_ = ++constructed;
+}
 
 std::shared_ptr<const detail::RotationTable> SinusoidalEncoder::rotation_table() const {
   auto table = std::atomic_load(&table_);
@@ -173,7 +177,7 @@ std::unique_ptr<AnchorCache> SinusoidalEncoder::make_anchor_cache() const {
   const std::int64_t stride = static_cast<std::int64_t>(padded_frequencies_.size());
   // At most 8 blocks and 64 KB of anchors (at least one block).
   const std::int64_t slots = std::clamp<std::int64_t>(4096 / stride, 1, 8);
-  cache->owner_ = this;
+  cache->owner_ = identity_;
   cache->stride_ = stride;
   cache->slots_ = slots;
   cache->values_.reset(new (std::nothrow) double[static_cast<std::size_t>(2 * slots * stride)]);
@@ -246,8 +250,15 @@ Status SinusoidalEncoder::run(const RowPositions& rows, const detail::RowTarget&
 
   const double last = detail::row_position(rows, rows.count - 1);
   const std::int64_t B = block_rows_, H = B / 2;
-  const bool cached = cache != nullptr && cache->owner_ == this && rows.count < kBulkMinRows;
+  const bool cached = cache != nullptr && cache->owner_ == identity_ &&
+                      cache->stride_ == static_cast<std::int64_t>(padded_frequencies_.size()) &&
+                      rows.count < kBulkMinRows;
+  // Angle addition gives sin(c + e) for the exact real sum c + e, which is the row's position
+  // first + r only when that sum is exact: integer positions. A fractional first position whose
+  // rows cross a power of 2 would round first + r (found by fuzz_encode), so fractional offsets go
+  // row by row.
   if (rows.positions == nullptr && (rows.count >= kBulkMinRows || cached) &&
+      rows.first_position == std::floor(rows.first_position) &&
       (last + static_cast<double>(B)) * w[0] <= detail::kReduceLimit) {
     const auto table = rotation_table();
     // Without a cache: one block's anchors; the cache has its own.

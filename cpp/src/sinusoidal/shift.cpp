@@ -50,7 +50,9 @@ Status shift_blocks(const Spec& spec, double k, float* out, std::size_t out_len)
 Status shift_matrix(const Spec& spec, double k, float* out, std::size_t out_len) {
   if (Status s = check_shift(spec, k); s != Status::ok) return s;
   const std::int64_t d = spec.dim;
-  if (out == nullptr || out_len != static_cast<std::size_t>(d * d)) return Status::size_mismatch;
+  // d * d as a 64-bit count: in wasm32 a size_t of 65536^2 would wrap to 0.
+  if (out == nullptr || static_cast<std::uint64_t>(out_len) != static_cast<std::uint64_t>(d * d))
+    return Status::size_mismatch;
   const SinusoidalEncoder t(spec);
   std::memset(out, 0, sizeof(float) * out_len);
   for (std::int64_t i = 0; i < t.columns().sines; ++i) {

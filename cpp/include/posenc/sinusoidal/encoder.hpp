@@ -60,7 +60,10 @@ class AnchorCache {
   template <class Fill>
   const double* insert(double c, Fill fill);
 
-  const SinusoidalEncoder* owner_ = nullptr;
+  // The content it was made for: the encoder's identity (see SinusoidalEncoder::identity_) and
+  // its frequency count. An encoder's address would not do: an encoder assigned a new spec, or a
+  // new one built where an old one lived, has the same address and other frequencies.
+  std::uint64_t owner_ = 0;
   std::int64_t stride_ = 0;
   std::int64_t slots_ = 0;
   std::unique_ptr<double[]> values_;       // slots_ x (2 * stride_)
@@ -118,6 +121,9 @@ class SinusoidalEncoder {
   std::vector<double> padded_frequencies_;
   std::int64_t block_rows_ = 0;
   mutable std::shared_ptr<const detail::RotationTable> table_;  // built on first bulk call
+  // Unique per construction and travelling with the content (copies share it, as they share the
+  // frequencies): what an AnchorCache checks before it is used.
+  std::uint64_t identity_ = 0;
 };
 
 }  // namespace posenc
