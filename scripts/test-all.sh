@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: builds and runs every test suite. Each step prints its own runner's summary.
 #  1. native Catch2 suite (g++), and again under AddressSanitizer + UndefinedBehaviorSanitizer
-#  2. the libFuzzer targets (clang), about a minute each from the committed seed corpus
+#  2. the four libFuzzer targets (clang), three minutes in all, from the committed seed corpora
 #  3. the same Catch2 suite compiled to wasm (SIMD and baseline) and run by Node through ctest
 #  4. the npm package build (dist/), its node:test suites, several instances and Web Workers in
 #     Chromium (tests/browser/), and tsc --strict over index.d.ts
@@ -24,7 +24,7 @@ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPOSENC_SANITIZE=ON 
 cmake --build build/asan -j "$JOBS"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/asan --output-on-failure
 
-step "libFuzzer targets, two minutes in all, from the committed seed corpus"
+step "libFuzzer targets, three minutes in all, from the committed seed corpora"
 bash scripts/fuzz.sh "${POSENC_FUZZ_SECONDS:-60}"
 
 step "wasm build (SIMD + baseline) and the Catch2 suite under Node"
