@@ -324,7 +324,15 @@ Status SinusoidalEncoder::run(const RowPositions& rows, const detail::RowTarget&
     return Status::ok;
   }
 
-  RowScratch scratch;  // for angles beyond the fast reduction only
+  RowScratch scratch;  // for angles beyond the fast reduction only, allocated before any row is
+                       // written (nothing is written on error)
+  for (std::int64_t r = 0; r < rows.count; ++r) {
+    if (!detail::is_zero_row(rows, r) &&
+        detail::row_position(rows, r) * w[0] > detail::kReduceLimit) {
+      if (!scratch.allocate(columns_)) return Status::out_of_memory;
+      break;
+    }
+  }
   for (std::int64_t r = 0; r < rows.count; ++r) {
     float* row = row_out(r);
     const double p = detail::row_position(rows, r);
@@ -333,7 +341,6 @@ Status SinusoidalEncoder::run(const RowPositions& rows, const detail::RowTarget&
     } else if (p * w[0] <= detail::kReduceLimit) {
       detail::kernel::direct_row(L, F, p, t.add, t.scale, row);
     } else {
-      if (!scratch.data && !scratch.allocate(columns_)) return Status::out_of_memory;
       detail::reference_row(*this, p, scratch.sines, scratch.cosines);
       if (t.add) {
         detail::scatter_row<true>(spec_, columns_, scratch.sines, scratch.cosines, t.scale, row);
