@@ -185,8 +185,9 @@ EncodingError read_scaling(const JsonValue& rs, const std::string& prefix, doubl
 EncodingError invalid_json(const char* name) {
   return encoding_error(EncodingStatus::invalid_config, name,
                         "must be JSON text of an object (a model's config.json), nested at most " +
-                            std::to_string(detail::kMaxDepth) + " deep with at most " +
-                            std::to_string(detail::kMaxValues) + " values");
+                            integer_text(detail::kMaxDepth) + " deep with at most " +
+                            integer_text(static_cast<std::int64_t>(detail::kMaxValues)) +
+                            " values");
 }
 
 }  // namespace
