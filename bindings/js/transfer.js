@@ -21,6 +21,27 @@ export function encoderError(fn, encoder) {
  * takes a handle { encoder (the core's SinusoidalEncoder), sines, blockRows } (encoder.js).
  */
 export function createTransfer({ Module, scratch, copyOut }) {
+  // A Request's rows fields (its first fields and the last): n rows from `first`, or at the
+  // positions / around the zero rows written at those addresses.
+  function writeRows(f64, q, n, first, positionsPtr, zeroPtr, zeroPosition, numbered) {
+    f64[q] = n;
+    f64[q + 1] = first;
+    f64[q + 2] = positionsPtr;
+    f64[q + 3] = zeroPtr;
+    f64[q + 4] = zeroPosition;
+    f64[q + 11] = numbered ? 1 : 0;
+  }
+  // Each call's own fields, for n rows of `dim` floats at dataPtr.
+  function encodeFields(f64, q, n, dataPtr, dim) {
+    f64[q + 9] = dataPtr;
+    f64[q + 10] = n * dim;
+  }
+  function addToFields(f64, q, n, dataPtr, dim, scale) {
+    f64[q + 5] = scale;
+    f64[q + 6] = dataPtr;
+    f64[q + 7] = n * dim;
+  }
+
   // Runs one core call per chunk of rows. Each call takes one argument, the address of a Request
   // (bind_encoder.cpp: twelve doubles at the start of the scratch region): forChunks writes the
   // rows' fields, `request(f64, q, n, dataPtr)` the call's own (q: the Request's index in f64),
@@ -55,12 +76,7 @@ export function createTransfer({ Module, scratch, copyOut }) {
       if (zeroRows) Module.HEAPU8.set(zeroRows.subarray(r0, r0 + n), zeroPtr);
       if (fill) fill(r0, n, dataPtr);
       const f64 = Module.HEAPF64;
-      f64[q] = n;
-      f64[q + 1] = numbered ? first : rows.first + r0;
-      f64[q + 2] = positionsPtr;
-      f64[q + 3] = zeroPtr;
-      f64[q + 4] = rows.zeroPosition;
-      f64[q + 11] = numbered ? 1 : 0;
+      writeRows(f64, q, n, numbered ? first : rows.first + r0, positionsPtr, zeroPtr, rows.zeroPosition, numbered);
       request(f64, q, n, dataPtr);
       if (call(requestPtr) !== 0) throw encoderError(fn, handle.encoder);
       drain(r0, n, dataPtr);
@@ -68,19 +84,12 @@ export function createTransfer({ Module, scratch, copyOut }) {
     }
   }
 
-  // One row at a consecutive position (a decoding step): the Request forChunks would write for
-  // it, without its closures and loop (about a tenth of a one-row call). Returns its address; the
-  // row's data follows it.
+  // One row at a consecutive position (a decoding step): the rows fields forChunks would write
+  // for it, without its closures and loop (4 to 5% of a one-row call, alternating A/B). Returns
+  // the Request's address; the row's data follows it.
   function oneRowRequest(fn, rows, dim) {
     const base = scratch(fn, REQUEST_BYTES + Math.ceil((dim * 4) / 16) * 16 + 16);
-    const f64 = Module.HEAPF64;
-    const q = base >> 3;
-    f64[q] = 1;
-    f64[q + 1] = rows.first;
-    f64[q + 2] = 0;
-    f64[q + 3] = 0;
-    f64[q + 4] = rows.zeroPosition;
-    f64[q + 11] = 0;
+    writeRows(Module.HEAPF64, base >> 3, 1, rows.first, 0, 0, rows.zeroPosition, false);
     return base;
   }
   const isOneRow = (rows) => rows.count === 1 && !rows.positions && !rows.numbered;
@@ -92,9 +101,7 @@ export function createTransfer({ Module, scratch, copyOut }) {
     if (isOneRow(rows)) {
       const base = oneRowRequest(fn, rows, dim);
       const dp = base + REQUEST_BYTES;
-      const f64 = Module.HEAPF64;
-      f64[(base >> 3) + 9] = dp;
-      f64[(base >> 3) + 10] = dim;
+      encodeFields(Module.HEAPF64, base >> 3, 1, dp, dim);
       if (encoder.encode(base) !== 0) throw encoderError(fn, encoder);
       copyOut(out, 0, dp >> 2, dim);
       return out.length === needed ? out : out.subarray(0, needed);
@@ -104,10 +111,7 @@ export function createTransfer({ Module, scratch, copyOut }) {
       handle,
       rows,
       dim,
-      (f64, q, n, dp) => {
-        f64[q + 9] = dp;
-        f64[q + 10] = n * dim;
-      },
+      (f64, q, n, dp) => encodeFields(f64, q, n, dp, dim),
       (request) => encoder.encode(request),
       null,
       (r0, n, dp) => copyOut(out, r0 * dim, dp >> 2, n * dim),
@@ -122,10 +126,7 @@ export function createTransfer({ Module, scratch, copyOut }) {
       const base = oneRowRequest(fn, rows, dim);
       const dp = base + REQUEST_BYTES;
       Module.HEAPF32.set(embeddings, dp >> 2);
-      const f64 = Module.HEAPF64;
-      f64[(base >> 3) + 5] = scale;
-      f64[(base >> 3) + 6] = dp;
-      f64[(base >> 3) + 7] = dim;
+      addToFields(Module.HEAPF64, base >> 3, 1, dp, dim, scale);
       if (encoder.addTo(base) !== 0) throw encoderError(fn, encoder);
       copyOut(embeddings, 0, dp >> 2, dim);
       return embeddings;
@@ -135,13 +136,9 @@ export function createTransfer({ Module, scratch, copyOut }) {
       handle,
       rows,
       dim,
-      (f64, q, n, dp) => {
-        f64[q + 5] = scale;
-        f64[q + 6] = dp;
-        f64[q + 7] = n * dim;
-      },
+      (f64, q, n, dp) => addToFields(f64, q, n, dp, dim, scale),
       (request) => encoder.addTo(request),
-      // One chunk of all rows (a one-row call) copies the array itself: no view to allocate.
+      // One chunk of all rows copies the array itself: no view to allocate.
       (r0, n, dp) =>
         Module.HEAPF32.set(n === rows.count ? embeddings : embeddings.subarray(r0 * dim, (r0 + n) * dim), dp >> 2),
       (r0, n, dp) => copyOut(embeddings, r0 * dim, dp >> 2, n * dim),
