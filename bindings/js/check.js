@@ -150,6 +150,23 @@ export function checkNumberList(fn, name, value, length, { per = 'row', expected
 }
 
 /**
+ * The first `length` entries of a checked list (checkNumberList) as a Float64Array, each read
+ * once: an entry that is not a number throws a TypeError naming `name[i]`; with `range`
+ * ({ min, max, expected }), a number outside [min, max] (NaN too) the RangeError "must be
+ * <expected>".
+ */
+export function float64Entries(fn, name, list, length, range) {
+  const out = new Float64Array(length);
+  for (let i = 0; i < length; i++) {
+    const v = list[i];
+    if (typeof v !== 'number') throw typeError(fn, `${name}[${i}]`, 'a number', v);
+    if (range && !(v >= range.min && v <= range.max)) throw rangeError(fn, `${name}[${i}]`, range.expected, v);
+    out[i] = v;
+  }
+  return out;
+}
+
+/**
  * A 0/1 mask as bytes (1 = set): every entry 0, 1, false or true. `meaning` says what 1 means in
  * the RangeError ('1 = padding').
  */

@@ -16,6 +16,7 @@ import {
   checkNumber,
   checkNumberList,
   checkOptionsObject,
+  float64Entries,
   rangeError,
   typeError,
 } from './check.js';
@@ -63,17 +64,13 @@ export function familyError(fn, handle) {
  */
 export function checkPositions(fn, list, length) {
   checkNumberList(fn, 'positions', list, length);
-  const positions = new Float64Array(length);
+  const positions = float64Entries(fn, 'positions', list, length, {
+    min: 0,
+    max: MAX_POSITION,
+    expected: 'a finite number from 0 to 2^31 - 1',
+  });
   let largest = 0;
-  for (let i = 0; i < length; i++) {
-    const p = list[i];
-    if (typeof p !== 'number') throw typeError(fn, `positions[${i}]`, 'a number', p);
-    if (!(p >= 0 && p <= MAX_POSITION)) {
-      throw new RangeError(`posenc.${fn}: positions[${i}] must be a finite number from 0 to 2^31 - 1, got ${p}`);
-    }
-    positions[i] = p;
-    if (p > largest) largest = p;
-  }
+  for (let i = 0; i < length; i++) if (positions[i] > largest) largest = positions[i];
   return { positions, largest };
 }
 
@@ -126,13 +123,7 @@ export function attachRotaryApi(api, ctx) {
     for (const name of ['shortFactor', 'longFactor']) {
       if (s[name] === undefined) continue;
       const given = checkNumberList(fn, `scaling.${name}`, s[name], undefined, { expected: 'an Array or typed array of numbers' });
-      const list = new Float64Array(given.length);
-      for (let i = 0; i < list.length; i++) {
-        const v = given[i];
-        if (typeof v !== 'number') throw typeError(fn, `scaling.${name}[${i}]`, 'a number', v);
-        list[i] = v;
-      }
-      lists[name] = list;
+      lists[name] = float64Entries(fn, `scaling.${name}`, given, given.length);
     }
     if (lists.shortFactor && lists.longFactor && lists.shortFactor.length !== lists.longFactor.length) {
       throw new RangeError(`posenc.${fn}: scaling.shortFactor and scaling.longFactor must have the same length (rotaryDim / 2), got ${lists.shortFactor.length} and ${lists.longFactor.length}`);

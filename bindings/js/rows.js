@@ -1,7 +1,7 @@
 // Row resolution: the row options (offset, positions, paddingMask, paddingIdx) of one call and its
 // row count -> which positions the rows have, as the core's RowPositions takes them.
 
-import { checkFlags, checkNumber, checkNumberList, rangeError, typeError } from './check.js';
+import { checkFlags, checkNumber, checkNumberList, float64Entries, rangeError } from './check.js';
 
 export const ROW_OPTIONS = ['offset', 'positions', 'paddingMask', 'paddingIdx'];
 
@@ -35,16 +35,11 @@ export function createRows(core) {
 
     if (options.positions !== undefined) {
       const list = checkNumberList(fn, 'positions', options.positions, length);
-      const positions = new Float64Array(length);
-      for (let r = 0; r < length; r++) {
-        const p = list[r];
-        if (typeof p !== 'number') throw typeError(fn, `positions[${r}]`, 'a number', p);
-        if (!(p >= 0 && p <= maxPosition)) {
-          throw rangeError(fn, `positions[${r}]`, `a finite number from 0 to ${maxPosition}`, p);
-        }
-        positions[r] = p;
-      }
-      rows.positions = positions;
+      rows.positions = float64Entries(fn, 'positions', list, length, {
+        min: 0,
+        max: maxPosition,
+        expected: `a finite number from 0 to ${maxPosition}`,
+      });
     } else if (options.paddingMask !== undefined) {
       // The core numbers the rows around the mask (posenc::number_around_padding, fairseq's
       // make_positions); here only the check whose message names offset.
