@@ -9,6 +9,7 @@
 #include "posenc/io/safetensors.hpp"
 #include "posenc/nn/model.hpp"
 #include "posenc/nn/transformer_layer.hpp"
+#include "posenc/rotary/models.hpp"
 #include "posenc/rotary/rotary.hpp"
 #include "posenc/rotary/spec.hpp"
 #include "posenc/sincos2d.hpp"

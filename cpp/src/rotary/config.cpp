@@ -5,14 +5,13 @@
 #include <cmath>
 #include <string>
 
-#include "io/json_header.hpp"
-#include "posenc/rotary/spec.hpp"
+#include "rotary/config_keys.hpp"
 
 namespace posenc {
 
-namespace {
-
 using detail::JsonValue;
+
+namespace rotary_config {
 
 // A key of an object, or null when it is absent or JSON null (HF's getattr(..., None) / `or`).
 const JsonValue* member(const JsonValue& obj, const char* key) {
@@ -74,7 +73,7 @@ EncodingError missing(const std::string& name, const char* rule) {
 // original_max_position_embeddings (Phi-3; 0 when absent).
 EncodingError read_scaling(const JsonValue& rs, const std::string& prefix, double mpe,
                            double top_l0, const std::string& mpe_name, bool type_optional,
-                           RopeScaling* out) {
+                           bool mrope_allowed, RopeScaling* out) {
   if (rs.type != JsonValue::Type::object)
     return wrong_type(prefix.substr(0, prefix.size() - 1), "an object or null");
   RopeScaling s;
@@ -85,7 +84,17 @@ EncodingError read_scaling(const JsonValue& rs, const std::string& prefix, doubl
     type_key = "type";
   }
   if (type == nullptr && !type_optional) return missing(prefix + "rope_type", "any");
-  if (type != nullptr &&
+  // Qwen2-VL's 'mrope' is the default rule on three position rows (its sections are read by the
+  // model's row).
+  const bool mrope = mrope_allowed && type != nullptr && type->type == JsonValue::Type::string &&
+                     type->string == "mrope";
+  // 'proportional' (Gemma 4): the default chain over the whole head (its zero tail is set by the
+  // caller), divided by factor when one is given, as linear.
+  const bool proportional =
+      type != nullptr && type->type == JsonValue::Type::string && type->string == "proportional";
+  if (proportional)
+    s.type = member(rs, "factor") != nullptr ? RopeScalingType::linear : RopeScalingType::none;
+  if (type != nullptr && !mrope && !proportional &&
       (type->type != JsonValue::Type::string || !rope_scaling_from_name(type->string, &s.type)))
     return encoding_error(EncodingStatus::invalid_argument, prefix + type_key,
                           "must be 'default', 'linear', 'dynamic', 'yarn', 'llama3' or 'longrope'");
@@ -190,7 +199,9 @@ EncodingError invalid_json(const char* name) {
                             " values");
 }
 
-}  // namespace
+}  // namespace rotary_config
+
+using namespace rotary_config;
 
 EncodingError rope_scaling_from_json(const char* json, std::size_t size,
                                      double max_position_embeddings, RopeScaling* scaling) {
@@ -198,37 +209,42 @@ EncodingError rope_scaling_from_json(const char* json, std::size_t size,
   if (!detail::parse_json(json, size, &root) || root.type != JsonValue::Type::object)
     return invalid_json("rope_scaling");
   return read_scaling(root, "rope_scaling.", max_position_embeddings, 0, "max_position_embeddings",
-                      false, scaling);
+                      false, false, scaling);
 }
 
-EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, RotarySpec* out) {
-  JsonValue root;
-  if (!detail::parse_json(json, size, &root) || root.type != JsonValue::Type::object)
-    return invalid_json("config");
-  const std::string p = "config.";
+namespace rotary_config {
+
+EncodingError read_rope(const JsonValue& root, const RopeRead& how, RotarySpec* out) {
+  const std::string& p = how.prefix;
   RotarySpec spec;
   spec.arithmetic = FrequencyArithmetic::hf_float32;
-  std::string model_type;
-  if (const JsonValue* mt = member(root, "model_type")) {
-    if (mt->type != JsonValue::Type::string) return wrong_type(p + "model_type", "a string");
-    model_type = mt->string;
-  }
-  // The scaling block: rope_scaling (transformers 4), or rope_parameters (transformers 5, which
-  // also holds rope_theta and may omit rope_type for the default rule).
-  const JsonValue* rs = member(root, "rope_scaling");
-  std::string rs_name = "rope_scaling";
-  if (rs == nullptr) {
-    rs = member(root, "rope_parameters");
-    rs_name = "rope_parameters";
-  }
+  spec.layout = how.layout;
+  const JsonValue* rs = how.block;
+  const std::string& rs_name = how.block_name;
   bool present = false;
   EncodingError e;
 
-  // base: rope_theta (LlamaConfig and most), rotary_emb_base (GPTNeoXConfig), rope_scaling's
-  // rope_theta (transformers 5 rope_parameters), else 10000.
-  std::string base_name = p + "rope_theta";
-  e = read_number(root, "rope_theta", p, &spec.base, &present);
-  if (!e.ok()) return e;
+  // base: the layer's own key (Gemma 3's rope_local_base_freq), or rope_theta (LlamaConfig and
+  // most), rotary_emb_base (GPTNeoXConfig), the rope block's rope_theta (transformers 5
+  // rope_parameters), else 10000.
+  std::string base_name;
+  if (how.base_key != nullptr) {
+    base_name = p + how.base_key;
+    e = read_number(root, how.base_key, p, &spec.base, &present);
+    if (!e.ok()) return e;
+    if (!present) spec.base = how.base_default;
+    present = true;
+  }
+  if (!present && rs != nullptr && rs->type == JsonValue::Type::object && how.block_theta_first) {
+    base_name = p + rs_name + ".rope_theta";
+    e = read_number(*rs, "rope_theta", p + rs_name + ".", &spec.base, &present);
+    if (!e.ok()) return e;
+  }
+  if (!present) {
+    base_name = p + "rope_theta";
+    e = read_number(root, "rope_theta", p, &spec.base, &present);
+    if (!e.ok()) return e;
+  }
   if (!present) {
     base_name = p + "rotary_emb_base";
     e = read_number(root, "rotary_emb_base", p, &spec.base, &present);
@@ -239,15 +255,23 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
     e = read_number(*rs, "rope_theta", p + rs_name + ".", &spec.base, &present);
     if (!e.ok()) return e;
   }
-  if (!present) spec.base = 10000.0;
+  if (!present) spec.base = how.theta_default;
   if (!(spec.base > 1.0))
     return encoding_error(EncodingStatus::invalid_argument, base_name,
                           "must be a finite number > 1, got " + format_number(spec.base));
 
-  // head_dim: getattr(config, "head_dim", None) or hidden_size // num_attention_heads.
-  std::string head_name = p + "head_dim";
-  e = read_count(root, "head_dim", p, &spec.head_dim, &present);
+  // head_dim: the rule's key (head_dim; qk_rope_head_dim; global_head_dim), else
+  // hidden_size // num_attention_heads (getattr(config, "head_dim", None) or ...).
+  std::string head_name = p + how.head_key;
+  e = read_count(root, how.head_key, p, &spec.head_dim, &present);
   if (!e.ok()) return e;
+  if (!present && how.head_default > 0) {
+    spec.head_dim = how.head_default;
+    present = true;
+  }
+  if (!present && how.head_key_required)
+    return encoding_error(EncodingStatus::invalid_config, head_name,
+                          std::string("is required by model_type '") + how.model_type + "'");
   if (!present) {
     std::int64_t hidden = 0, heads = 0;
     bool has_hidden = false, has_heads = false;
@@ -260,8 +284,8 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
     if (!e.ok()) return e;
     if (!has_hidden || !has_heads)
       return encoding_error(EncodingStatus::invalid_config, p + "head_dim",
-                            "or config.hidden_size and config.num_attention_heads (n_embd and "
-                            "n_head) must be given");
+                            "or " + p + "hidden_size and " + p +
+                                "num_attention_heads (n_embd and n_head) must be given");
     spec.head_dim = hidden / heads;
     head_name = p + hidden_key + " / " + p + heads_key;
   }
@@ -270,7 +294,18 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
         EncodingStatus::invalid_argument, head_name,
         "must give a head dim from 2 to 65536, got " + integer_text(spec.head_dim));
 
-  // rotary dim: rotary_dim (GPT-J, CodeGen), else int(head_dim * partial_rotary_factor).
+  // rotary dim: rotary_dim (GPT-J, CodeGen: absolute), else int(head_dim * factor) with
+  // partial_rotary_factor (the rope block's first in transformers 5) or rotary_pct (GPT-NeoX),
+  // else the configuration class's default.
+  // Gemma 4's 'proportional' rule turns the whole head with only the first
+  // int(partial_rotary_factor * head_dim // 2) frequencies nonzero
+  // (modeling_rope_utils.py _compute_proportional_rope_parameters).
+  bool proportional = false;
+  if (rs != nullptr && rs->type == JsonValue::Type::object && !how.unscaled) {
+    const JsonValue* t = member(*rs, "rope_type");
+    proportional =
+        t != nullptr && t->type == JsonValue::Type::string && t->string == "proportional";
+  }
   std::int64_t rotary_dim = 0;
   e = read_count(root, "rotary_dim", p, &rotary_dim, &present);
   if (!e.ok()) return e;
@@ -278,23 +313,44 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
   bool whole_head = false;  // no rotary_dim or factor: all of the head rotates
   if (!present) {
     double partial = 1.0;
-    rotary_name = p + "partial_rotary_factor";
-    e = read_number(root, "partial_rotary_factor", p, &partial, &present);
-    if (!e.ok()) return e;
-    if (!present) {
+    if (how.partial_key != nullptr) {
+      rotary_name = p + how.partial_key;
+      e = read_number(root, how.partial_key, p, &partial, &present);
+      if (!e.ok()) return e;
+    } else if (rs != nullptr && rs->type == JsonValue::Type::object) {
+      rotary_name = p + rs_name + ".partial_rotary_factor";
+      e = read_number(*rs, "partial_rotary_factor", p + rs_name + ".", &partial, &present);
+      if (!e.ok()) return e;
+    }
+    if (!present && how.partial_key == nullptr) {
+      rotary_name = p + "partial_rotary_factor";
+      e = read_number(root, "partial_rotary_factor", p, &partial, &present);
+      if (!e.ok()) return e;
+    }
+    if (!present && how.partial_key == nullptr) {
       rotary_name = p + "rotary_pct";
       e = read_number(root, "rotary_pct", p, &partial, &present);
       if (!e.ok()) return e;
-      if (!present) {
-        partial = model_type == "gpt_neox" ? 0.25 : 1.0;  // GPTNeoXConfig default
-        whole_head = partial == 1.0;
-        rotary_name = head_name;
-      }
+    }
+    if (!present) {
+      partial = how.partial_default;
+      whole_head = partial == 1.0;
+      rotary_name = head_name;
     }
     if (!(partial > 0) || partial > 1)
       return encoding_error(EncodingStatus::invalid_argument, rotary_name,
                             "must be a number in (0, 1], got " + format_number(partial));
     rotary_dim = static_cast<std::int64_t>(static_cast<double>(spec.head_dim) * partial);
+    if (proportional) {
+      spec.rope_angles =
+          static_cast<std::int64_t>(std::floor(partial * static_cast<double>(spec.head_dim) / 2.0));
+      if (spec.rope_angles < 1)
+        return encoding_error(EncodingStatus::invalid_argument, rotary_name,
+                              "must leave at least one frequency of the proportional rule, got " +
+                                  format_number(partial));
+      rotary_dim = spec.head_dim;
+      whole_head = spec.head_dim % 2 == 0;
+    }
   }
   if (whole_head && rotary_dim % 2 != 0)
     return encoding_error(
@@ -305,7 +361,6 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
                           "must give an even rotary dim from 2 to the head dim " +
                               integer_text(spec.head_dim) + ", got " + integer_text(rotary_dim));
   spec.rotary_dim = rotary_dim;
-  if (model_type == "gptj" || model_type == "codegen") spec.layout = RotaryLayout::interleaved;
 
   // max_position_embeddings (n_positions: GPT-J) and Phi-3's top-level original.
   double mpe = 0, top_l0 = 0;
@@ -321,9 +376,9 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
   if (present && !(top_l0 >= 1))
     return encoding_error(EncodingStatus::invalid_argument, p + "original_max_position_embeddings",
                           "must be a number >= 1, got " + format_number(top_l0));
-  if (rs != nullptr) {
-    e = read_scaling(*rs, p + rs_name + ".", mpe, top_l0, mpe_name, rs_name == "rope_parameters",
-                     &spec.scaling);
+  if (rs != nullptr && !how.unscaled) {
+    e = read_scaling(*rs, p + rs_name + ".", mpe, top_l0, mpe_name, how.type_optional,
+                     how.mrope_allowed, &spec.scaling);
     if (!e.ok()) return e;
   }
   e = validate(spec, ArgumentNames::hf_config);
@@ -331,5 +386,7 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
   *out = std::move(spec);
   return {};
 }
+
+}  // namespace rotary_config
 
 }  // namespace posenc

@@ -203,6 +203,10 @@ EncodingError rotary_frequencies(const RotarySpec& spec_in, double sequence_leng
   } else {
     *inv_freq = chain<F64>(spec, sequence_length, &attention);
   }
+  // Gemma 4's proportional rule: frequencies from rope_angles on are zero.
+  if (spec.rope_angles > 0)
+    for (std::size_t i = static_cast<std::size_t>(spec.rope_angles); i < inv_freq->size(); ++i)
+      (*inv_freq)[i] = 0.0;
   *attention_scaling = attention;
   return {};
 }

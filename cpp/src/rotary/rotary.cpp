@@ -72,7 +72,21 @@ EncodingError RotaryEmbedding::check_rows(const RotaryRows& rows, double* sequen
                           "must be a finite number from 0 to 2^31 - 1, got " + format_number(v));
   };
   double largest = 0;
-  if (rows.positions != nullptr) {
+  if (rows.mrope_positions != nullptr) {
+    if (spec_.mrope_section.empty())
+      return encoding_error(EncodingStatus::invalid_argument, "positions",
+                            "must be one row of positions: three rows (t, h, w) are for a "
+                            "multimodal RoPE (mrope_section)");
+    static const char* const kRow[] = {"t", "h", "w"};
+    for (std::int64_t k = 0; k < 3; ++k) {
+      for (std::int64_t r = 0; r < rows.count; ++r) {
+        const double p = rows.mrope_positions[k * rows.count + r];
+        if (!(p >= 0 && p <= kMaxRotaryPosition))
+          return bad_position(std::string("positions.") + kRow[k] + "[" + integer_text(r) + "]", p);
+        largest = std::max(largest, p);
+      }
+    }
+  } else if (rows.positions != nullptr) {
     for (std::int64_t r = 0; r < rows.count; ++r) {
       const double p = rows.positions[r];
       if (!(p >= 0 && p <= kMaxRotaryPosition))

@@ -132,6 +132,35 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
   return true;
 }
 
+template <class RowFn>
+bool RotaryEmbedding::for_each_mrope_row(const AngleSet& set, const RotaryRows& rows,
+                                         bool for_apply, RowFn row_fn) const {
+  // Each position row's values for every frequency (for_each_row, so a value depends only on its
+  // position, as elsewhere), then per frequency the row mrope_row names.
+  const std::int64_t np = set.np, n = spec_.rotary_dim / 2;
+  Buffer<float> merged;
+  if (!merged.resize(static_cast<std::size_t>(2 * rows.count * np))) return false;
+  float* mc = merged.data();
+  float* ms = mc + rows.count * np;
+  for (int k = 0; k < 3; ++k) {
+    RotaryRows one = rows;
+    one.mrope_positions = nullptr;
+    one.positions = rows.mrope_positions + k * rows.count;
+    const bool done = for_each_row(set, one, for_apply, nullptr,
+                                   [&](std::int64_t r, const float* c, const float* s) {
+                                     for (std::int64_t i = 0; i < n; ++i) {
+                                       if (mrope_row(spec_, i) != k) continue;
+                                       mc[r * np + i] = c[i];
+                                       ms[r * np + i] = s[i];
+                                     }
+                                   });
+    if (!done) return false;
+  }
+  for (std::int64_t r = 0; r < rows.count; ++r)
+    row_fn(r, mc + r * np, ms + r * np);
+  return true;
+}
+
 bool RotaryEmbedding::cos_sin_blocks(const AngleSet& set, const RotaryRows& rows, float* cos,
                                      float* sin, float scale, bool half) const {
   const std::int64_t np = set.np, rd = spec_.rotary_dim;
@@ -181,9 +210,10 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
   // HF: cos = emb.cos() * attention_scaling, a float32 tensor times a Python float.
   const float a32 = static_cast<float>(set->attention);
   const bool scaled = set->attention != 1.0;
-  const bool half = spec_.layout == RotaryLayout::half;
+  // deinterleave applies HF's cat(freqs, freqs) after de-interleaving the input pairs.
+  const bool half = spec_.layout != RotaryLayout::interleaved;
   const double last = rows.first_position + static_cast<double>(rows.count - 1);
-  if (rows.positions == nullptr && set->blocks > 1 &&
+  if (rows.positions == nullptr && rows.mrope_positions == nullptr && set->blocks > 1 &&
       rows.first_position == std::floor(rows.first_position) &&
       last * set->w_max <= detail::kReduceLimit) {
     // Consecutive integer positions: block by block, the rows of each written straight into
@@ -193,36 +223,37 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
   }
   // Half layout with whole groups of 4 pairs: the kernel writes each row's first half in place,
   // which is then copied to the second half (torch.cat((freqs, freqs))).
-  const bool in_place = half && n % 4 == 0;
-  const bool done = for_each_row(
-      *set, rows, false, cache,
-      [&](std::int64_t r, const float* c, const float* s) {
-        float* co = cos + r * rd;
-        float* so = sin + r * rd;
-        if (in_place) {
-          if (scaled) {
-            for (std::int64_t i = 0; i < n; ++i) {
-              co[i] *= a32;
-              so[i] *= a32;
-            }
-          }
-          detail::copy_floats(co + n, co, static_cast<std::size_t>(n));
-          detail::copy_floats(so + n, so, static_cast<std::size_t>(n));
-          return;
-        }
+  const bool in_place = half && n % 4 == 0 && rows.mrope_positions == nullptr;
+  auto write_row = [&](std::int64_t r, const float* c, const float* s) {
+    float* co = cos + r * rd;
+    float* so = sin + r * rd;
+    if (in_place) {
+      if (scaled) {
         for (std::int64_t i = 0; i < n; ++i) {
-          const float cv = scaled ? c[i] * a32 : c[i];
-          const float sv = scaled ? s[i] * a32 : s[i];
-          if (half) {
-            co[i] = co[i + n] = cv;
-            so[i] = so[i + n] = sv;
-          } else {
-            co[2 * i] = co[2 * i + 1] = cv;
-            so[2 * i] = so[2 * i + 1] = sv;
-          }
+          co[i] *= a32;
+          so[i] *= a32;
         }
-      },
-      in_place ? sin : nullptr, in_place ? cos : nullptr, rd);
+      }
+      detail::copy_floats(co + n, co, static_cast<std::size_t>(n));
+      detail::copy_floats(so + n, so, static_cast<std::size_t>(n));
+      return;
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float cv = scaled ? c[i] * a32 : c[i];
+      const float sv = scaled ? s[i] * a32 : s[i];
+      if (half) {
+        co[i] = co[i + n] = cv;
+        so[i] = so[i + n] = sv;
+      } else {
+        co[2 * i] = co[2 * i + 1] = cv;
+        so[2 * i] = so[2 * i + 1] = sv;
+      }
+    }
+  };
+  const bool done = rows.mrope_positions != nullptr
+                        ? for_each_mrope_row(*set, rows, false, write_row)
+                        : for_each_row(*set, rows, false, cache, write_row,
+                                       in_place ? sin : nullptr, in_place ? cos : nullptr, rd);
   return done ? EncodingError{} : out_of_memory();
 }
 
@@ -237,26 +268,41 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, st
   std::unique_ptr<AngleSet> temporary;
   e = angle_set_for(L, &set, &temporary);
   if (!e.ok()) return e;
-  Buffer<float> pairs;  // interleaved: each cosine twice, (-sin, sin)
-  if (spec_.layout == RotaryLayout::interleaved && !pairs.resize(static_cast<std::size_t>(2 * rd)))
+  Buffer<float> pairs;  // interleaved: each cosine twice, (-sin, sin); deinterleave: one head
+  if (spec_.layout != RotaryLayout::half && !pairs.resize(static_cast<std::size_t>(2 * rd)))
     return out_of_memory();
   const std::int64_t row_floats = heads * hd;
-  const bool done =
-      for_each_row(*set, rows, true, cache, [&](std::int64_t r, const float* c, const float* s) {
-        float* row = x + r * row_floats;
-        if (spec_.layout == RotaryLayout::half) {
-          detail::rotary_kernel::rotate_half(c, s, n, heads, hd, row);
-        } else {
-          float* cd = pairs.data();
-          float* ss = cd + rd;
-          for (std::int64_t i = 0; i < n; ++i) {
-            cd[2 * i] = cd[2 * i + 1] = c[i];
-            ss[2 * i] = -s[i];
-            ss[2 * i + 1] = s[i];
-          }
-          detail::rotary_kernel::rotate_interleaved(cd, ss, rd, heads, hd, row);
+  auto rotate_row = [&](std::int64_t r, const float* c, const float* s) {
+    float* row = x + r * row_floats;
+    if (spec_.layout == RotaryLayout::interleaved) {
+      float* cd = pairs.data();
+      float* ss = cd + rd;
+      for (std::int64_t i = 0; i < n; ++i) {
+        cd[2 * i] = cd[2 * i + 1] = c[i];
+        ss[2 * i] = -s[i];
+        ss[2 * i + 1] = s[i];
+      }
+      detail::rotary_kernel::rotate_interleaved(cd, ss, rd, heads, hd, row);
+      return;
+    }
+    if (spec_.layout == RotaryLayout::deinterleave) {
+      // DeepSeek-V3: q.view(.., d / 2, 2).transpose(-1, -2).reshape(.., d): evens, then odds.
+      float* tmp = pairs.data();
+      for (std::int64_t h = 0; h < heads; ++h) {
+        float* head = row + h * hd;
+        for (std::int64_t j = 0; j < rd; ++j)
+          tmp[j] = head[j];
+        for (std::int64_t i = 0; i < n; ++i) {
+          head[i] = tmp[2 * i];
+          head[i + n] = tmp[2 * i + 1];
         }
-      });
+      }
+    }
+    detail::rotary_kernel::rotate_half(c, s, n, heads, hd, row);
+  };
+  const bool done = rows.mrope_positions != nullptr
+                        ? for_each_mrope_row(*set, rows, true, rotate_row)
+                        : for_each_row(*set, rows, true, cache, rotate_row);
   return done ? EncodingError{} : out_of_memory();
 }
 

@@ -93,9 +93,23 @@ EncodingError validate(const RotarySpec& spec, ArgumentNames names) {
                static_cast<double>(rd));
   if (!finite(spec.base) || spec.base <= 1.0)
     return bad(n.base, "must be a finite number > 1", spec.base);
-  if (spec.layout != RotaryLayout::half && spec.layout != RotaryLayout::interleaved)
+  if (spec.layout != RotaryLayout::half && spec.layout != RotaryLayout::interleaved &&
+      spec.layout != RotaryLayout::deinterleave)
     return encoding_error(EncodingStatus::invalid_argument, "layout",
-                          "must be 'half' or 'interleaved'");
+                          "must be 'half', 'interleaved' or 'deinterleave'");
+  if (!spec.mrope_section.empty()) {
+    const char* name = names == ArgumentNames::options ? "mropeSection" : "config.mrope_section";
+    std::int64_t sum = 0;
+    bool ok = spec.mrope_section.size() == 3;
+    for (std::int64_t v : spec.mrope_section) {
+      ok = ok && v >= 0 && v <= rd / 2;
+      sum += ok ? v : 0;
+    }
+    if (!ok || sum != rd / 2)
+      return encoding_error(
+          EncodingStatus::invalid_argument, name,
+          "must be three counts (t, h, w) summing to rotaryDim / 2 = " + integer_text(rd / 2));
+  }
   if (spec.arithmetic != FrequencyArithmetic::float64 &&
       spec.arithmetic != FrequencyArithmetic::hf_float32)
     return encoding_error(EncodingStatus::invalid_argument, "arithmetic",
@@ -128,8 +142,9 @@ EncodingError validate(const RotarySpec& spec, ArgumentNames names) {
   if (t == RopeScalingType::llama3) {
     if (!(s.low_freq_factor > 0 && s.low_freq_factor <= 1e6))
       return bad(n.low_freq, "must be a number > 0 and <= 1e6", s.low_freq_factor);
-    if (!(s.high_freq_factor > s.low_freq_factor && s.high_freq_factor <= 1e6))
-      return bad(n.high_freq, "must be a number > the low frequency factor and <= 1e6",
+    // Equal factors leave no smoothing band (Llama 4 Scout Instruct's config: 1 and 1).
+    if (!(s.high_freq_factor >= s.low_freq_factor && s.high_freq_factor <= 1e6))
+      return bad(n.high_freq, "must be a number >= the low frequency factor and <= 1e6",
                  s.high_freq_factor);
   }
   if (t == RopeScalingType::yarn) {
@@ -186,6 +201,21 @@ bool rope_scaling_from_name(std::string_view name, RopeScalingType* out) {
     return false;
   }
   return true;
+}
+
+int mrope_row(const RotarySpec& spec, std::int64_t i) {
+  const auto& s = spec.mrope_section;
+  if (s.size() != 3) return 0;
+  if (spec.mrope_interleaved) {
+    // Qwen3-VL apply_interleaved_mrope: h at i % 3 == 1 below 3 * s[1], w at i % 3 == 2 below
+    // 3 * s[2], t elsewhere.
+    if (i % 3 == 1 && i < 3 * s[1]) return 1;
+    if (i % 3 == 2 && i < 3 * s[2]) return 2;
+    return 0;
+  }
+  // Qwen2-VL apply_multimodal_rotary_pos_emb: consecutive sections.
+  if (i < s[0]) return 0;
+  return i < s[0] + s[1] ? 1 : 2;
 }
 
 }  // namespace posenc

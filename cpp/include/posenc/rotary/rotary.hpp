@@ -42,7 +42,10 @@ inline constexpr std::int64_t kMaxRotaryElements = 2147483647;
 struct RotaryRows {
   std::int64_t count = 0;             // rows, >= 1
   double first_position = 0.0;        // row r has position first_position + r ...
-  const double* positions = nullptr;  // ... or positions[r] when given (count values)
+  const double* positions = nullptr;  // ... or positions[r] when given (count values) ...
+  // ... or, for a multimodal spec (mrope_section), three rows of count values (t, then h, then
+  // w): frequency i of row r turns by mrope_positions[mrope_row(spec, i) * count + r].
+  const double* mrope_positions = nullptr;
   // The largest position + 1 of the whole request, which picks dynamic's and longrope's
   // frequencies as HF does (seq_len = max(position_ids) + 1). 0: taken from these rows. The JS
   // layer passes the request's value so that every chunk of it uses the same frequencies.
@@ -96,7 +99,8 @@ class RotaryEmbedding {
   // In place on x, rows.count x heads x head_dim floats, row-major ([L, heads, head_dim], as
   // q.transpose(1, 2) of HF's [batch, heads, L, head_dim] for one batch entry): each pair (x, y) of
   // the rotating channels becomes A (x cos - y sin, y cos + x sin), the other channels are left as
-  // they are. heads >= 1; x_len must equal rows.count * heads * head_dim.
+  // they are (deinterleave: the pair read at (2i, 2i + 1) is written to (i, i + rotary_dim / 2)).
+  // heads >= 1; x_len must equal rows.count * heads * head_dim.
   EncodingError apply(const RotaryRows& rows, std::int64_t heads, float* x, std::size_t x_len,
                       RotaryAnchorCache* cache = nullptr) const;
 
@@ -117,6 +121,11 @@ class RotaryEmbedding {
   // Calls row_fn(r, cos, sin) with each row's float32 values (times A when for_apply); when
   // direct_s / direct_c are given, the values are written there (row r at r * direct_stride, np
   // floats: the caller's rows must be that wide).
+  // for_each_row over three position rows (a multimodal spec): each row's values merged by
+  // mrope_row before row_fn sees them.
+  template <class RowFn>
+  bool for_each_mrope_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
+                          RowFn row_fn) const;
   template <class RowFn>
   bool for_each_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
                     RotaryAnchorCache* cache, RowFn row_fn, float* direct_s = nullptr,

@@ -23,8 +23,12 @@ namespace posenc {
 enum class RotaryLayout : std::uint8_t {
   // Pair i is channels (i, i + rotary_dim / 2): GPT-NeoX, LLaMA, Mistral, Qwen (HF rotate_half).
   half,
-  // Pair i is channels (2i, 2i + 1): GPT-J, CodeGen, RoFormer (rotate_every_two).
+  // Pair i is channels (2i, 2i + 1): GPT-J, CodeGen, RoFormer (rotate_every_two), Cohere, GLM,
+  // Llama 4 (complex pairs).
   interleaved,
+  // Pair i is read from channels (2i, 2i + 1) and written to (i, i + rotary_dim / 2): DeepSeek-V3's
+  // apply_rotary_pos_emb_interleave (de-interleave, then rotate_half). cos / sin as half.
+  deinterleave,
 };
 
 // The context-extension rules of Hugging Face transformers
@@ -90,7 +94,18 @@ struct RotarySpec {
   RotaryLayout layout = RotaryLayout::half;
   RopeScaling scaling;
   FrequencyArithmetic arithmetic = FrequencyArithmetic::float64;
+  // Multimodal RoPE (Qwen2-VL's mrope_section): empty, or three counts t, h, w summing to
+  // rotary_dim / 2; frequency i then turns by the position of row mrope_row(i) of three position
+  // rows. Interleaved: Qwen3-VL's apply_interleaved_mrope order instead of consecutive sections.
+  std::vector<std::int64_t> mrope_section;
+  bool mrope_interleaved = false;
+  // Gemma 4's 'proportional' rule: only the first rope_angles frequencies (exponents over the
+  // whole rotary_dim) are nonzero, the rest 0 (cos 1, sin 0). 0: every frequency.
+  std::int64_t rope_angles = 0;
 };
+
+// Which position row (0 t, 1 h, 2 w) frequency i of a multimodal spec turns by.
+int mrope_row(const RotarySpec& spec, std::int64_t i);
 
 // Whether names in errors are the JavaScript options ("headDim", "scaling.factor") or the keys
 // of a config.json ("config.head_dim", "config.rope_scaling.factor").
@@ -122,6 +137,7 @@ EncodingError validate(const RotarySpec& spec, ArgumentNames names = ArgumentNam
 //   max_position_embeddings / L0.
 // Unknown keys are ignored. Errors name the key ("config.rope_scaling.factor must be a number >=
 // 1 (got 0.5)"); the spec is also validate()d with config key names.
+// (Llama's rule for every model_type; read_hf_config in models.hpp reads each model's own.)
 EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, RotarySpec* out);
 
 // Reads only a rope_scaling object (JSON text, e.g. safetensors metadata) into *scaling, for a

@@ -1,0 +1,665 @@
+// The model rules (one row per model_type, as each family's Hugging Face modeling and
+// configuration files implement it) and read_hf_config(): which RoPE, if any, one decoder layer of
+// a config.json has, and how that layer masks attention. The sources of each row are named beside
+// it; tests/fixtures/rotary/models/ holds a PyTorch port of each family that the tests compare
+// with.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "posenc/rotary/models.hpp"
+#include "rotary/config_keys.hpp"
+
+namespace posenc {
+
+using detail::JsonValue;
+using namespace rotary_config;
+
+namespace {
+
+using L = RotaryLayout;
+using H = HeadDimSource;
+using R = LayerRope;
+using T = LayerTypes;
+using M = MultimodalRope;
+
+// clang-format off
+const RotaryModelRule kRules[] = {
+  // Llama's rule: rotate_half over int(head_dim * partial_rotary_factor) channels
+  // (modeling_llama.py apply_rotary_pos_emb; modeling_rope_utils.py).
+  {"llama", "llama", L::half, H::standard, 1.0, R::every, T::none, 0, M::none, false, false,
+   "half, whole head"},
+  {"mistral", "mistral", L::half, H::standard, 1.0, R::every, T::mistral_window, 4096, M::none,
+   false, false, "half, whole head; sliding window on every layer when sliding_window is set"},
+  {"mixtral", "mixtral", L::half, H::standard, 1.0, R::every, T::sliding_from_window, 0, M::none,
+   false, false, "half, whole head; sliding window on every layer when sliding_window is set", 0, 1000000.0},
+  {"qwen2", "qwen2", L::half, H::standard, 1.0, R::every, T::qwen2_window, 0, M::none, false,
+   false, "half, whole head; sliding window from max_window_layers on when use_sliding_window"},
+  {"qwen2_moe", "qwen2_moe", L::half, H::standard, 1.0, R::every, T::qwen2_moe_window, 0, M::none,
+   false, false, "half; sliding window on even layers below max_window_layers when use_sliding_window"},
+  {"qwen3", "qwen3", L::half, H::standard, 1.0, R::every, T::qwen2_window, 0, M::none, false,
+   false, "as qwen2 (head_dim given)", 128, 10000.0},
+  {"qwen3_moe", "qwen3_moe", L::half, H::standard, 1.0, R::every, T::all_from_flag, 0, M::none,
+   false, false, "half, whole head; one sliding window for every layer when use_sliding_window"},
+  {"olmo", "olmo", L::half, H::standard, 1.0, R::every, T::none, 0, M::none, false, false,
+   "half, whole head"},
+  {"olmo2", "olmo2", L::half, H::standard, 1.0, R::every, T::none, 0, M::none, false, false,
+   "half, whole head"},
+  {"olmoe", "olmoe", L::half, H::standard, 1.0, R::every, T::none, 0, M::none, false, false,
+   "half, whole head"},
+  {"granite", "granite", L::half, H::standard, 1.0, R::every, T::none, 0, M::none, false, false,
+   "half, whole head"},
+  {"granitemoe", "granitemoe", L::half, H::standard, 1.0, R::every, T::none, 0, M::none, false,
+   false, "half, whole head"},
+  {"minicpm", "minicpm", L::half, H::standard, 1.0, R::every, T::none, 0, M::none, false, false,
+   "half, whole head (remote code modeling_minicpm.py)"},
+  {"internlm2", "internlm2", L::half, H::standard, 1.0, R::every, T::none, 0, M::none, false,
+   false, "half, whole head (remote code modeling_internlm2.py)"},
+  {"gemma", "gemma", L::half, H::standard, 1.0, R::every, T::none, 0, M::none, false, false,
+   "half, whole head", 256, 10000.0},
+  {"gemma2", "gemma2", L::half, H::standard, 1.0, R::every, T::alternate, 0, M::none, false,
+   false, "half, whole head; even layers sliding window, odd full", 256, 10000.0},
+  {"gpt_oss", "gpt_oss", L::half, H::standard, 1.0, R::every, T::alternate, 0, M::none, false,
+   false, "half (_apply_rotary_emb on chunks), whole head; even layers sliding window", 64, 150000.0},
+  // Gemma 3 / 3n: sliding layers rotate with rope_local_base_freq, unscaled
+  // (modeling_gemma3.py Gemma3TextModel.rotary_emb_local).
+  {"gemma3_text", "gemma3", L::half, H::standard, 1.0, R::local_base, T::sliding_pattern, 6,
+   M::none, false, false,
+   "half; sliding layers rope_local_base_freq unscaled, every 6th layer rope_theta + scaling", 256, 1000000.0},
+  {"gemma3", "gemma3", L::half, H::standard, 1.0, R::local_base, T::sliding_pattern, 6, M::none,
+   false, false, "text_config read as gemma3_text", 256, 1000000.0},
+  {"gemma3n_text", "gemma3n", L::half, H::standard, 1.0, R::local_base, T::sliding_pattern, 5,
+   M::none, false, false, "as gemma3_text (layer_types)", 256, 1000000.0},
+  {"gemma3n", "gemma3n", L::half, H::standard, 1.0, R::local_base, T::sliding_pattern, 5,
+   M::none, false, false, "text_config read as gemma3n_text", 256, 1000000.0},
+  // rotate_every_two over rotary_dim channels (modeling_gptj.py, modeling_codegen.py).
+  {"gptj", "gptj", L::interleaved, H::standard, 1.0, R::every, T::none, 0, M::none, false, false,
+   "interleaved, rotary_dim channels"},
+  {"codegen", "codegen", L::interleaved, H::standard, 1.0, R::every, T::none, 0, M::none, false,
+   false, "interleaved, rotary_dim channels"},
+  {"gpt_neox", "gpt_neox", L::half, H::standard, 0.25, R::every, T::none, 0, M::none, false,
+   false, "half, rotary_pct of the head (default 0.25), base rotary_emb_base"},
+  {"phi", "phi", L::half, H::standard, 0.5, R::every, T::none, 0, M::none, false, false,
+   "half, partial_rotary_factor (default 0.5)"},
+  {"phi3", "phi3", L::half, H::standard, 1.0, R::every, T::sliding_from_window, 0, M::none, false,
+   false, "half, partial_rotary_factor (default 1); sliding window when sliding_window is set"},
+  {"stablelm", "stablelm", L::half, H::standard, 0.25, R::every, T::none, 0, M::none, false,
+   false, "half, partial_rotary_factor (default 0.25)"},
+  {"persimmon", "persimmon", L::half, H::standard, 0.5, R::every, T::none, 0, M::none, false,
+   false, "half, partial_rotary_factor (default 0.5)"},
+  {"falcon", "falcon", L::half, H::standard, 1.0, R::unless_alibi, T::none, 0, M::none, false,
+   false, "half, whole head; no RoPE when alibi is true"},
+  // GLM: cos/sin of the first half repeat-interleaved onto interleaved pairs
+  // (modeling_glm.py apply_rotary_pos_emb), partial_rotary_factor 0.5.
+  {"glm", "glm", L::interleaved, H::standard, 0.5, R::every, T::none, 0, M::none, false, false,
+   "interleaved, partial_rotary_factor (default 0.5)", 128, 10000.0},
+  {"glm4", "glm4", L::interleaved, H::standard, 0.5, R::every, T::none, 0, M::none, false, false,
+   "interleaved, partial_rotary_factor (default 0.5)", 128, 10000.0},
+  {"glm4_moe", "glm4_moe", L::half, H::standard, 0.5, R::every, T::none, 0, M::none, false, false,
+   "half, partial_rotary_factor (default 0.5)"},
+  {"helium", "helium", L::interleaved, H::standard, 1.0, R::every, T::none, 0, M::none, false,
+   false, "interleaved, whole head", 128, 100000.0},
+  {"cohere", "cohere", L::interleaved, H::standard, 1.0, R::every, T::none, 0, M::none, false,
+   false, "interleaved (repeat_interleave), whole head", 0, 500000.0},
+  {"cohere2", "cohere2", L::interleaved, H::standard, 1.0, R::sliding_only, T::sliding_pattern, 4,
+   M::none, false, false, "interleaved; RoPE only on sliding-window layers (every 4th is full)"},
+  {"smollm3", "smollm3", L::half, H::standard, 1.0, R::no_rope_layers, T::qwen2_window, 4, M::none, false,
+   false, "half; no_rope_layers (0: no RoPE; default every 4th layer)", 0, 2000000.0},
+  // Llama 4: complex pairs (modeling_llama4.py apply_rotary_emb), NoPE every 4th layer with a
+  // query temperature, chunked attention on the RoPE layers.
+  {"llama4_text", "llama4", L::interleaved, H::standard, 1.0, R::no_rope_layers,
+   T::chunked_unless_nope, 4, M::none, false, true,
+   "interleaved; no_rope_layers (NoPE every 4th layer, query temperature), chunked attention",
+   128, 500000.0},
+  {"llama4", "llama4", L::interleaved, H::standard, 1.0, R::no_rope_layers, T::chunked_unless_nope,
+   4, M::none, false, true, "text_config read as llama4_text", 128, 500000.0},
+  // DeepSeek: RoPE on the qk_rope_head_dim channels split off each head
+  // (modeling_deepseek_v3.py apply_rotary_pos_emb_interleave; modeling_deepseek_v2.py).
+  {"deepseek_v3", "deepseek_v3", L::deinterleave, H::qk_rope, 1.0, R::every, T::none, 0, M::none,
+   true, false,
+   "qk_rope_head_dim channels; rope_interleave (default true): de-interleave then half"},
+  {"kimi_k2", "deepseek_v3", L::deinterleave, H::qk_rope, 1.0, R::every, T::none, 0, M::none,
+   true, false, "as deepseek_v3"},
+  {"deepseek_v2", "deepseek_v2", L::interleaved, H::qk_rope, 1.0, R::every, T::none, 0, M::none,
+   false, false, "qk_rope_head_dim channels, complex pairs in place"},
+  {"qwen3_next", "qwen3_next", L::half, H::standard, 0.25, R::full_only, T::full_interval, 4,
+   M::none, false, false,
+   "half, partial_rotary_factor (default 0.25); linear-attention layers have no RoPE"},
+  // Multimodal RoPE (modeling_qwen2_vl.py apply_multimodal_rotary_pos_emb; modeling_qwen3_vl.py
+  // apply_interleaved_mrope).
+  {"qwen2_vl", "qwen2_vl", L::half, H::standard, 1.0, R::every, T::qwen2_window, 0, M::sections,
+   false, false, "half, multimodal sections t | h | w (mrope_section); rope_theta default 1e6",
+   0, 1000000.0},
+  {"qwen2_vl_text", "qwen2_vl", L::half, H::standard, 1.0, R::every, T::qwen2_window, 0,
+   M::sections, false, false, "as qwen2_vl", 0, 1000000.0},
+  {"qwen2_5_vl_text", "qwen2_5_vl", L::half, H::standard, 1.0, R::every, T::qwen2_window, 0,
+   M::sections, false, false, "as qwen2_5_vl", 0, 1000000.0},
+  {"qwen2_5_vl", "qwen2_5_vl", L::half, H::standard, 1.0, R::every, T::qwen2_window, 0,
+   M::sections, false, false,
+   "half, multimodal sections t | h | w (mrope_section); rope_theta default 1e6", 0, 1000000.0},
+  {"qwen3_vl", "qwen3_vl", L::half, H::standard, 1.0, R::every, T::qwen2_window, 0, M::interleaved, false,
+   false, "half, multimodal interleaved (mrope_section)", 0, 10000.0, {24, 20, 20}},
+  {"qwen3_vl_text", "qwen3_vl", L::half, H::standard, 1.0, R::every, T::qwen2_window, 0, M::interleaved,
+   false, false, "half, multimodal interleaved (mrope_section)", 0, 10000.0, {24, 20, 20}},
+  {"qwen3_vl_moe", "qwen3_vl_moe", L::half, H::standard, 1.0, R::every, T::qwen2_window, 0,
+   M::interleaved, false, false, "half, multimodal interleaved (mrope_section)", 0, 10000.0, {24, 20, 20}},
+  {"qwen3_vl_moe_text", "qwen3_vl_moe", L::half, H::standard, 1.0, R::every, T::qwen2_window, 0,
+   M::interleaved, false, false, "half, multimodal interleaved (mrope_section)", 0, 10000.0, {24, 20, 20}},
+  // GLM-4.1V: interleaved pairs on half the head; GLM-4.5V: halves (modeling_glm4v.py,
+  // modeling_glm4v_moe.py apply_multimodal_rotary_pos_emb).
+  {"glm4v", "glm4v", L::interleaved, H::standard, 0.5, R::every, T::none, 0, M::sections, false,
+   false, "interleaved on partial_rotary_factor (0.5), multimodal sections", 0, 10000.0,
+   {8, 12, 12}},
+  {"glm4v_text", "glm4v", L::interleaved, H::standard, 0.5, R::every, T::none, 0, M::sections,
+   false, false, "as glm4v", 0, 10000.0, {8, 12, 12}},
+  {"glm4v_moe", "glm4v_moe", L::half, H::standard, 0.5, R::every, T::none, 0, M::sections, false,
+   false, "half on partial_rotary_factor (0.5), multimodal sections", 0, 10000.0, {8, 12, 12}},
+  {"glm4v_moe_text", "glm4v_moe", L::half, H::standard, 0.5, R::every, T::none, 0, M::sections,
+   false, false, "as glm4v_moe", 0, 10000.0, {8, 12, 12}},
+  // Gemma 4: rope_parameters per layer type; full layers 'proportional' on global_head_dim
+  // (modeling_gemma4.py Gemma4TextRotaryEmbedding; configuration_gemma4.py).
+  {"gemma4_text", "gemma4", L::half, H::global_layers, 1.0, R::every, T::sliding_pattern, 6,
+   M::none, false, false,
+   "half; per layer type: sliding head_dim, full global_head_dim with 'proportional' frequencies",
+   0, 10000.0, {0, 0, 0}, true},
+  {"gemma4", "gemma4", L::half, H::global_layers, 1.0, R::every, T::sliding_pattern, 6, M::none,
+   false, false, "text_config read as gemma4_text", 0, 10000.0, {0, 0, 0}, true},
+  {"qwen3_5", "qwen3_5", L::half, H::standard, 0.25, R::full_only, T::full_interval, 4,
+   M::interleaved, false, false,
+   "half on partial_rotary_factor (0.25), multimodal interleaved; linear layers no RoPE", 0, 10000.0, {11, 11, 10}},
+  {"qwen3_5_text", "qwen3_5", L::half, H::standard, 0.25, R::full_only, T::full_interval, 4,
+   M::interleaved, false, false, "as qwen3_5", 0, 10000.0, {11, 11, 10}},
+  {"qwen3_5_moe", "qwen3_5_moe", L::half, H::standard, 0.25, R::full_only, T::full_interval, 4,
+   M::interleaved, false, false, "as qwen3_5", 0, 10000.0, {11, 11, 10}},
+  {"qwen3_5_moe_text", "qwen3_5_moe", L::half, H::standard, 0.25, R::full_only, T::full_interval,
+   4, M::interleaved, false, false, "as qwen3_5", 0, 10000.0, {11, 11, 10}},
+};
+// clang-format on
+
+constexpr std::size_t kRuleCount = sizeof(kRules) / sizeof(kRules[0]);
+
+bool is_object(const JsonValue* v) {
+  return v != nullptr && v->type == JsonValue::Type::object;
+}
+
+bool truthy(const JsonValue& cfg, const char* key, bool fallback) {
+  const JsonValue* v = member(cfg, key);
+  if (v == nullptr) return fallback;
+  if (v->type == JsonValue::Type::boolean) return v->boolean;
+  if (v->type == JsonValue::Type::number) return v->number != 0;
+  return fallback;
+}
+
+EncodingError bad_layer(const std::string& what) {
+  return encoding_error(EncodingStatus::invalid_argument, "layer", what);
+}
+
+// The config's layer_types entry of layer i ("" when none), as written or as the rule fills it
+// in. use_rope: whether the layer rotates (no_rope_layers), for the rules that derive types
+// from it.
+// *unnamed_sliding: a sliding window on a layer that the config class gives no layer type
+// (Mistral, Phi-3, Qwen3-MoE: one window for every layer).
+EncodingError layer_type_of(const JsonValue& cfg, const std::string& p, const RotaryModelRule& rule,
+                            std::int64_t i, bool use_rope, std::string* out,
+                            bool* unnamed_sliding) {
+  out->clear();
+  *unnamed_sliding = false;
+  if (const JsonValue* lt = member(cfg, "layer_types")) {
+    if (lt->type != JsonValue::Type::array)
+      return wrong_type(p + "layer_types", "an array of strings");
+    if (i >= static_cast<std::int64_t>(lt->items.size()))
+      return bad_layer("must be below the length of " + p + "layer_types (" +
+                       integer_text(static_cast<std::int64_t>(lt->items.size())) + "), got " +
+                       integer_text(i));
+    const JsonValue& v = lt->items[static_cast<std::size_t>(i)];
+    if (v.type != JsonValue::Type::string)
+      return wrong_type(p + "layer_types[" + integer_text(i) + "]", "a string");
+    *out = v.string;
+    return {};
+  }
+  bool present = false;
+  double n = rule.pattern_default;
+  switch (rule.layer_types) {
+    case T::none:
+      return {};
+    case T::sliding_pattern: {
+      EncodingError e = read_number(cfg, "sliding_window_pattern", p, &n, &present);
+      if (!e.ok()) return e;
+      if (!(n >= 1 && n == std::floor(n)))
+        return wrong_type(p + "sliding_window_pattern", "an integer >= 1");
+      *out = (i + 1) % static_cast<std::int64_t>(n) != 0 ? "sliding_attention" : "full_attention";
+      if (rule.last_layer_full) {
+        double layers = 0;
+        e = read_number(cfg, "num_hidden_layers", p, &layers, &present);
+        if (!e.ok()) return e;
+        if (present && static_cast<double>(i) == layers - 1) *out = "full_attention";
+      }
+      return {};
+    }
+    case T::alternate:
+      *out = (i + 1) % 2 != 0 ? "sliding_attention" : "full_attention";
+      return {};
+    case T::full_interval: {
+      EncodingError e = read_number(cfg, "full_attention_interval", p, &n, &present);
+      if (!e.ok()) return e;
+      if (!(n >= 1 && n == std::floor(n)))
+        return wrong_type(p + "full_attention_interval", "an integer >= 1");
+      *out = (i + 1) % static_cast<std::int64_t>(n) != 0 ? "linear_attention" : "full_attention";
+      return {};
+    }
+    case T::chunked_unless_nope:
+      *out = use_rope ? "chunked_attention" : "full_attention";
+      return {};
+    case T::sliding_from_window:
+      *unnamed_sliding = member(cfg, "sliding_window") != nullptr;
+      return {};
+    case T::mistral_window:
+      // MistralConfig: sliding_window defaults to 4096 when the key is absent; null: causal.
+      *unnamed_sliding =
+          cfg.find("sliding_window") == nullptr || member(cfg, "sliding_window") != nullptr;
+      return {};
+    case T::all_from_flag:
+      *unnamed_sliding =
+          truthy(cfg, "use_sliding_window", false) && member(cfg, "sliding_window") != nullptr;
+      return {};
+    case T::qwen2_moe_window: {
+      *out = "full_attention";
+      if (!truthy(cfg, "use_sliding_window", false) || member(cfg, "sliding_window") == nullptr)
+        return {};
+      double last = 28;  // Qwen2MoeConfig max_window_layers
+      EncodingError e = read_number(cfg, "max_window_layers", p, &last, &present);
+      if (!e.ok()) return e;
+      *out = static_cast<double>(i) < last && i % 2 == 0 ? "sliding_attention" : "full_attention";
+      return {};
+    }
+    case T::qwen2_window: {
+      const JsonValue* use = member(cfg, "use_sliding_window");
+      if (use == nullptr || use->type != JsonValue::Type::boolean || !use->boolean ||
+          member(cfg, "sliding_window") == nullptr) {
+        *out = "full_attention";
+        return {};
+      }
+      double first = 28;  // Qwen2Config max_window_layers
+      EncodingError e = read_number(cfg, "max_window_layers", p, &first, &present);
+      if (!e.ok()) return e;
+      *out = static_cast<double>(i) >= first ? "sliding_attention" : "full_attention";
+      return {};
+    }
+  }
+  return {};
+}
+
+// Whether layer i rotates by the no_rope_layers rule (1 or true: RoPE; default: every
+// interval-th layer has none).
+EncodingError no_rope_rule(const JsonValue& cfg, const std::string& p, const RotaryModelRule& rule,
+                           std::int64_t i, bool* use_rope) {
+  const JsonValue* list = member(cfg, "no_rope_layers");
+  if (list != nullptr && list->type == JsonValue::Type::array && !list->items.empty()) {
+    if (i >= static_cast<std::int64_t>(list->items.size()))
+      return bad_layer("must be below the length of " + p + "no_rope_layers (" +
+                       integer_text(static_cast<std::int64_t>(list->items.size())) + "), got " +
+                       integer_text(i));
+    const JsonValue& v = list->items[static_cast<std::size_t>(i)];
+    if (v.type == JsonValue::Type::boolean) {
+      *use_rope = v.boolean;
+    } else if (v.type == JsonValue::Type::number && (v.number == 0 || v.number == 1)) {
+      *use_rope = v.number == 1;
+    } else {
+      return wrong_type(p + "no_rope_layers[" + integer_text(i) + "]", "0, 1, true or false");
+    }
+    return {};
+  }
+  if (list != nullptr && list->type != JsonValue::Type::array)
+    return wrong_type(p + "no_rope_layers", "an array of 0 and 1");
+  double interval = rule.pattern_default;
+  bool present = false;
+  EncodingError e = read_number(cfg, "no_rope_layer_interval", p, &interval, &present);
+  if (!e.ok()) return e;
+  if (!(interval >= 1 && interval == std::floor(interval)))
+    return wrong_type(p + "no_rope_layer_interval", "an integer >= 1");
+  *use_rope = (i + 1) % static_cast<std::int64_t>(interval) != 0;
+  return {};
+}
+
+// What the request resolves to before the RoPE is read.
+struct Context {
+  const JsonValue* cfg = nullptr;  // the text config
+  std::string prefix;              // "config." or "config.text_config."
+  const RotaryModelRule* rule = nullptr;
+  std::string model_type;
+};
+
+// One layer: its RoPE (or none) and everything else of ModelLayer except layers_differ.
+EncodingError read_layer(const Context& c, std::int64_t i, RotarySpec* spec, ModelLayer* out) {
+  const JsonValue& cfg = *c.cfg;
+  const std::string& p = c.prefix;
+  const RotaryModelRule& rule = *c.rule;
+  ModelLayer layer;
+  layer.model_type = c.model_type;
+  layer.layer = i;
+  bool use_rope = true;
+  const std::int64_t at = i < 0 ? 0 : i;
+  EncodingError e;
+  if (rule.rope == R::no_rope_layers) {
+    e = no_rope_rule(cfg, p, rule, at, &use_rope);
+    if (!e.ok()) return e;
+  }
+  bool unnamed_sliding = false;
+  e = layer_type_of(cfg, p, rule, at, use_rope, &layer.layer_type, &unnamed_sliding);
+  if (!e.ok()) return e;
+  const std::string& type = layer.layer_type;
+  if (rule.rope == R::sliding_only && type != "sliding_attention") use_rope = false;
+  if (rule.rope == R::full_only && type == "linear_attention") use_rope = false;
+  if (rule.rope == R::unless_alibi && truthy(cfg, "alibi", false)) use_rope = false;
+  layer.linear_attention = type == "linear_attention";
+  bool present = false;
+  if (type == "sliding_attention" || unnamed_sliding) {
+    double w = rule.layer_types == T::mistral_window ? rule.pattern_default : 0;
+    e = read_number(cfg, "sliding_window", p, &w, &present);
+    if (!e.ok()) return e;
+    if (present && !(w >= 1 && w == std::floor(w)))
+      return wrong_type(p + "sliding_window", "an integer >= 1");
+    layer.sliding_window = static_cast<std::int64_t>(w);
+  }
+  // Gemma 4 use_bidirectional_attention 'all': every layer sees both sides; a sliding layer
+  // |q - k| <= sliding_window // 2 + 1 (configuration_gemma4.py, masking_utils.py).
+  const JsonValue* bidi = member(cfg, "use_bidirectional_attention");
+  if (bidi != nullptr && ((bidi->type == JsonValue::Type::string && bidi->string == "all") ||
+                          (bidi->type == JsonValue::Type::boolean && bidi->boolean))) {
+    layer.bidirectional = true;
+    if (layer.sliding_window > 0) layer.sliding_window = layer.sliding_window / 2 + 1;
+  }
+  if (type == "chunked_attention") {
+    double chunk = 8192;  // Llama4TextConfig attention_chunk_size
+    e = read_number(cfg, "attention_chunk_size", p, &chunk, &present);
+    if (!e.ok()) return e;
+    if (!(chunk >= 1 && chunk == std::floor(chunk)))
+      return wrong_type(p + "attention_chunk_size", "an integer >= 1");
+    layer.attention_chunk = static_cast<std::int64_t>(chunk);
+  }
+  if (rule.nope_temperature && !use_rope && truthy(cfg, "attn_temperature_tuning", true)) {
+    layer.query_temperature = true;
+    layer.floor_scale = 8192;  // Llama4TextConfig defaults
+    layer.attn_scale = 0.1;
+    e = read_number(cfg, "floor_scale", p, &layer.floor_scale, &present);
+    if (!e.ok()) return e;
+    e = read_number(cfg, "attn_scale", p, &layer.attn_scale, &present);
+    if (!e.ok()) return e;
+    if (!(layer.floor_scale > 0)) return wrong_type(p + "floor_scale", "a number > 0");
+  }
+  layer.has_rope = use_rope;
+  if (!use_rope) {
+    *out = std::move(layer);
+    return {};
+  }
+
+  RopeRead how;
+  how.prefix = p;
+  how.model_type = rule.model_type;
+  how.layout = rule.layout;
+  how.partial_default = rule.partial_default;
+  how.mrope_allowed = rule.multimodal != M::none;
+  how.head_default = rule.head_dim_default;
+  // GPTNeoXConfig.convert_rope_params_to_dict assigns partial_rotary_factor = rotary_pct.
+  if (std::string(rule.family) == "gpt_neox") how.partial_key = "rotary_pct";
+  how.theta_default = rule.base_default;
+  if (rule.head_dim == H::qk_rope) {
+    how.head_key = "qk_rope_head_dim";
+    how.head_key_required = true;
+    how.partial_default = 1.0;
+    // DeepSeek-V3: rope_interleave (default true) de-interleaves; false rotates halves.
+    if (rule.layout == L::deinterleave && !truthy(cfg, "rope_interleave", true))
+      how.layout = L::half;
+  }
+  // The scaling block: rope_scaling (transformers 4) or rope_parameters (transformers 5), which
+  // may hold one entry per layer type.
+  const JsonValue* block = member(cfg, "rope_scaling");
+  how.block_name = "rope_scaling";
+  if (block == nullptr) {
+    block = member(cfg, "rope_parameters");
+    how.block_name = "rope_parameters";
+    how.type_optional = true;
+  }
+  bool per_type = false;
+  if (is_object(block) && !type.empty() && is_object(block->find(type)) &&
+      block->find("rope_type") == nullptr) {
+    block = block->find(type);
+    how.block_name += "." + type;
+    how.block_theta_first = true;
+    per_type = true;
+  }
+  // Gemma 3: an old-style rope_scaling (type, not rope_type) is merged into the full layers'
+  // parameters, whose rope_type is already 'default', and has no effect (configuration_gemma3.py,
+  // transformers 5 standardize_rope_params' setdefault).
+  if (rule.rope == R::local_base && !per_type && is_object(block) &&
+      block->find("rope_type") == nullptr && block->find("type") != nullptr &&
+      std::string(rule.family) == "gemma3")
+    block = nullptr;
+  // Gemma 4 without rope_parameters: Gemma4TextConfig's defaults per layer type.
+  static const JsonValue kGemma4Full = [] {
+    JsonValue v;
+    v.type = JsonValue::Type::object;
+    JsonValue t, f, theta;
+    t.type = JsonValue::Type::string;
+    t.string = "proportional";
+    f.type = theta.type = JsonValue::Type::number;
+    f.number = 0.25;
+    theta.number = 1000000.0;
+    v.keys = {"rope_type", "partial_rotary_factor", "rope_theta"};
+    v.items = {t, f, theta};
+    return v;
+  }();
+  if (rule.head_dim == H::global_layers && block == nullptr && type == "full_attention") {
+    block = &kGemma4Full;
+    how.block_name = "rope_parameters.full_attention";
+    how.block_theta_first = true;
+    how.type_optional = true;
+  }
+  how.block = block;
+  // Gemma 4: a full layer's proportional RoPE turns the global head (global_head_dim).
+  if (rule.head_dim == H::global_layers && is_object(block)) {
+    const JsonValue* t = member(*block, "rope_type");
+    if (t != nullptr && t->type == JsonValue::Type::string && t->string == "proportional" &&
+        member(cfg, "global_head_dim") != nullptr)
+      how.head_key = "global_head_dim";
+  }
+  if (rule.rope == R::local_base && !per_type && type == "sliding_attention") {
+    how.base_key = "rope_local_base_freq";
+    how.base_default = 10000.0;
+    how.unscaled = true;
+  }
+  e = read_rope(cfg, how, spec);
+  if (!e.ok()) return e;
+  // Multimodal sections: the block's mrope_section, else the config's.
+  if (rule.multimodal != M::none) {
+    const JsonValue* sec = is_object(block) ? member(*block, "mrope_section") : nullptr;
+    std::string sec_name = p + how.block_name + ".mrope_section";
+    if (sec == nullptr) {
+      sec = member(cfg, "mrope_section");
+      sec_name = p + "mrope_section";
+    }
+    static const JsonValue kNone;
+    if (sec == nullptr &&
+        rule.mrope_default[0] + rule.mrope_default[1] + rule.mrope_default[2] > 0) {
+      // The configuration class's default sections (Qwen3-VL, Qwen3.5, GLM-4V).
+      spec->mrope_section.assign(rule.mrope_default, rule.mrope_default + 3);
+      sec = &kNone;
+    }
+    if (sec == nullptr)
+      return encoding_error(EncodingStatus::invalid_config, p + how.block_name + ".mrope_section",
+                            std::string("is required by model_type '") + rule.model_type + "'");
+    if (sec != &kNone && (sec->type != JsonValue::Type::array || sec->items.size() != 3))
+      return wrong_type(sec_name, "an array of three integers (t, h, w)");
+    if (sec != &kNone) spec->mrope_section.clear();
+    for (const JsonValue& v : sec->items) {
+      if (v.type != JsonValue::Type::number || !(v.number >= 0 && v.number <= 65536) ||
+          v.number != std::floor(v.number))
+        return wrong_type(sec_name, "an array of three integers (t, h, w)");
+      spec->mrope_section.push_back(static_cast<std::int64_t>(v.number));
+    }
+    spec->mrope_interleaved = rule.multimodal == M::interleaved;
+    const std::int64_t half = spec->rotary_dim / 2;
+    const std::int64_t sum =
+        spec->mrope_section[0] + spec->mrope_section[1] + spec->mrope_section[2];
+    if (sum != half)
+      return encoding_error(
+          EncodingStatus::invalid_argument, sec_name,
+          "must sum to rotaryDim / 2 = " + integer_text(half) + ", got " + integer_text(sum));
+  }
+  // DeepSeek-V3 (DeepseekV3Attention.__init__): under a scaling rule with mscale_all_dim and a
+  // factor > 1, softmax_scale *= mscale(factor, mscale_all_dim)^2, mscale = 0.1 m ln(f) + 1.
+  const RopeScaling& s = spec->scaling;
+  if (rule.mscale_softmax && s.type != RopeScalingType::none && s.mscale_all_dim != 0 &&
+      s.factor > 1) {
+    const double m = 0.1 * s.mscale_all_dim * std::log(s.factor) + 1.0;
+    layer.softmax_scale_factor = m * m;
+  }
+  *out = std::move(layer);
+  return {};
+}
+
+bool same_rope(const ModelLayer& a, const RotarySpec& sa, const ModelLayer& b,
+               const RotarySpec& sb) {
+  if (a.has_rope != b.has_rope) return false;
+  if (!a.has_rope) return true;
+  const RopeScaling &x = sa.scaling, &y = sb.scaling;
+  return sa.head_dim == sb.head_dim && sa.rotary_dim == sb.rotary_dim && sa.base == sb.base &&
+         sa.layout == sb.layout && sa.mrope_section == sb.mrope_section &&
+         sa.mrope_interleaved == sb.mrope_interleaved && x.type == y.type && x.factor == y.factor &&
+         x.original_max_positions == y.original_max_positions &&
+         x.low_freq_factor == y.low_freq_factor && x.high_freq_factor == y.high_freq_factor &&
+         x.beta_fast == y.beta_fast && x.beta_slow == y.beta_slow && x.truncate == y.truncate &&
+         (x.attention_factor == y.attention_factor ||
+          (std::isnan(x.attention_factor) && std::isnan(y.attention_factor))) &&
+         x.mscale == y.mscale && x.mscale_all_dim == y.mscale_all_dim &&
+         x.short_factor == y.short_factor && x.long_factor == y.long_factor &&
+         a.softmax_scale_factor == b.softmax_scale_factor;
+}
+
+}  // namespace
+
+const RotaryModelRule* rotary_model_rules() {
+  return kRules;
+}
+
+std::size_t rotary_model_rule_count() {
+  return kRuleCount;
+}
+
+const RotaryModelRule* find_rotary_model_rule(std::string_view model_type) {
+  for (const RotaryModelRule& r : kRules)
+    if (model_type == r.model_type) return &r;
+  return nullptr;
+}
+
+EncodingError read_hf_config(const char* json, std::size_t size, const HfConfigRequest& request,
+                             RotarySpec* spec, ModelLayer* layer) {
+  JsonValue root;
+  if (!detail::parse_json(json, size, &root) || root.type != JsonValue::Type::object)
+    return invalid_json("config");
+  Context c;
+  c.cfg = &root;
+  c.prefix = "config.";
+  if (const JsonValue* text = member(root, "text_config")) {
+    if (text->type != JsonValue::Type::object) return wrong_type("config.text_config", "an object");
+    c.cfg = text;
+    c.prefix = "config.text_config.";
+  }
+  // model_type: the text config's, else the top level's; none: Llama's rule (hand-written).
+  const JsonValue* mt = member(*c.cfg, "model_type");
+  std::string mt_name = c.prefix + "model_type";
+  if (mt == nullptr) {
+    mt = member(root, "model_type");
+    mt_name = "config.model_type";
+  }
+  c.model_type = "llama";
+  if (mt != nullptr) {
+    if (mt->type != JsonValue::Type::string) return wrong_type(mt_name, "a string");
+    // A nested text config without its own model_type is the top level's text model
+    // ("gemma4" -> "gemma4_text") where the table has that row.
+    c.rule = nullptr;
+    if (c.cfg != &root && mt_name == "config.model_type")
+      c.rule = find_rotary_model_rule(mt->string + "_text");
+    if (c.rule == nullptr) c.rule = find_rotary_model_rule(mt->string);
+    if (c.rule == nullptr && !request.llama_rule)
+      return encoding_error(EncodingStatus::invalid_config, mt_name,
+                            "'" + mt->string +
+                                "' is not a model type posenc reads (pe.rotaryModelTypes lists "
+                                "them); give modelRule: 'llama' to read it by Llama's rule");
+    if (c.rule != nullptr) c.model_type = c.rule->model_type;
+  }
+  if (c.rule == nullptr) c.rule = &kRules[0];
+
+  double n = 0;
+  bool present = false;
+  EncodingError e = read_number(*c.cfg, "num_hidden_layers", c.prefix, &n, &present);
+  if (!e.ok()) return e;
+  if (present && !(n >= 1 && n <= 65536 && n == std::floor(n)))
+    return wrong_type(c.prefix + "num_hidden_layers", "an integer from 1 to 65536");
+  const std::int64_t num_layers = present ? static_cast<std::int64_t>(n) : 0;
+  if (request.layer < -1 || (num_layers > 0 && request.layer >= num_layers))
+    return bad_layer("must be an integer from 0 to " +
+                     (num_layers > 0 ? integer_text(num_layers - 1) : std::string("2^31 - 1")) +
+                     " (the config's num_hidden_layers), got " + integer_text(request.layer));
+
+  // Whether the layers differ: every layer of a config that says how many it has, else layer 0.
+  RotarySpec first_spec, here_spec;
+  ModelLayer first, here;
+  e = read_layer(c, 0, &first_spec, &first);
+  if (!e.ok()) return e;
+  bool differ = false, types_differ = false;
+  const bool per_layer = c.rule->rope != R::every || c.rule->layer_types != T::none ||
+                         member(*c.cfg, "layer_types") != nullptr;
+  if (per_layer) {
+    for (std::int64_t i = 1; i < num_layers && !(differ && types_differ); ++i) {
+      RotarySpec s;
+      ModelLayer l;
+      e = read_layer(c, i, &s, &l);
+      if (!e.ok()) return e;
+      differ = differ || !same_rope(first, first_spec, l, s);
+      types_differ = types_differ || l.layer_type != first.layer_type;
+    }
+  }
+  if (request.layer < 0) {
+    if (differ)
+      return bad_layer(
+          "must be given: the layers of this config differ in RoPE (theta, scaling, head dim or "
+          "presence); give the decoder layer index, 0 to " +
+          integer_text(num_layers - 1));
+    here = std::move(first);
+    here_spec = std::move(first_spec);
+    here.layer = -1;
+    if (types_differ) {
+      // The layers share their RoPE but not their attention (Mistral-style windows on some
+      // layers, gpt-oss): no one layer type or window describes them all.
+      here.layer_type.clear();
+      here.sliding_window = 0;
+      here.attention_chunk = 0;
+    }
+  } else {
+    e = read_layer(c, request.layer, &here_spec, &here);
+    if (!e.ok()) return e;
+  }
+  here.num_layers = num_layers;
+  here.layers_differ = differ;
+  if (here.has_rope) *spec = std::move(here_spec);
+  *layer = std::move(here);
+  return {};
+}
+
+EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, RotarySpec* out) {
+  HfConfigRequest request;
+  request.llama_rule = true;
+  ModelLayer layer;
+  RotarySpec spec;
+  EncodingError e = read_hf_config(json, size, request, &spec, &layer);
+  if (!e.ok()) return e;
+  if (!layer.has_rope)
+    return encoding_error(EncodingStatus::invalid_config, "config",
+                          "describes a model without RoPE");
+  *out = std::move(spec);
+  return {};
+}
+
+}  // namespace posenc
