@@ -18,6 +18,15 @@ export type {
   RowOptions,
   ShiftOptions,
   SpecOptions,
+  Rotary,
+  RotaryOptions,
+  RotaryModelType,
+  RotaryLayout,
+  RopeScaling,
+  RopeIndexOptions,
+  RopeIndexResult,
+  RopeIndexBatchResult,
+  TensorLike,
 } from './index.js';
 
 /** Loads the encodings' wasm module (the SIMD build where supported), without the transformer. */

@@ -1,9 +1,11 @@
 // Type declarations of the posenc package (written by hand; checked with tsc --strict in tests).
 
 import type { LayerApi } from './layer.js';
+import type { RopeIndexApi } from './rope_index.js';
 import type { RotaryApi } from './rotary.js';
 
 export * from './layer.js';
+export * from './rope_index.js';
 export * from './rotary.js';
 
 /** A preset name: each reproduces one framework's table exactly (to float32 rounding). */
@@ -167,7 +169,7 @@ export interface PosencSinusoidal {
  * What `posenc/encoding`'s init() returns: every family of encodings (the paper's, rotary, ALiBi, 2D),
  * without the transformer (a smaller download than `posenc`).
  */
-export interface PosencEncoding extends PosencSinusoidal, RotaryApi {}
+export interface PosencEncoding extends PosencSinusoidal, RotaryApi, RopeIndexApi {}
 
 /**
  * What `posenc`'s init() returns: every family of encodings (the paper's, rotary, ALiBi, 2D) and the

@@ -146,222 +146,230 @@ class Rotary : public Errors {
     posenc::EncodingError e = read(text, length, overrides, &spec);
     if (!e.ok() || !layer_.has_rope) return keep(e);
     const double* o = reinterpret_cast<const double*>(overrides);
-    std::string modelType() const {
-      return layer_.model_type;
+    // A config whose rotation covers the whole head keeps covering it under a headDim override;
+    // otherwise its count of rotating channels stays (rotaryDim changes it).
+    const bool whole_head = spec.rotary_dim == spec.head_dim;
+    if (given(o[kHeadDim])) {
+      spec.head_dim = static_cast<std::int64_t>(o[kHeadDim]);
+      if (whole_head) spec.rotary_dim = spec.head_dim;
     }
-    std::string layerType() const {
-      return layer_.layer_type;
-    }
-    // Writes kLayerFields doubles to out.
-    void layerInfo(std::uintptr_t out) const {
-      double* o = reinterpret_cast<double*>(out);
-      const posenc::ModelLayer& l = layer_;
-      o[kLHasRope] = l.has_rope ? 1 : 0;
-      o[kLNumLayers] = static_cast<double>(l.num_layers);
-      o[kLLayersDiffer] = l.layers_differ ? 1 : 0;
-      o[kLSlidingWindow] = static_cast<double>(l.sliding_window);
-      o[kLAttentionChunk] = static_cast<double>(l.attention_chunk);
-      o[kLLinearAttention] = l.linear_attention ? 1 : 0;
-      o[kLQueryTemperature] = l.query_temperature ? 1 : 0;
-      o[kLFloorScale] = l.floor_scale;
-      o[kLAttnScale] = l.attn_scale;
-      o[kLSoftmaxScaleFactor] = l.softmax_scale_factor;
-      const std::vector<std::int64_t>& m = rotary_.spec().mrope_section;
-      const bool has_m = l.has_rope && m.size() == 3;
-      for (int k = 0; k < 3; ++k)
-        o[kLMropeT + k] = has_m ? static_cast<double>(m[static_cast<std::size_t>(k)]) : -1;
-      o[kLMropeInterleaved] = has_m && rotary_.spec().mrope_interleaved ? 1 : 0;
-    }
-    int headDim() const {
-      return static_cast<int>(rotary_.head_dim());
-    }
-    int rotaryDim() const {
-      return static_cast<int>(rotary_.rotary_dim());
-    }
-    int layout() const {
-      return static_cast<int>(rotary_.spec().layout);
-    }
-    int scalingType() const {
-      return static_cast<int>(rotary_.spec().scaling.type);
-    }
-    double attentionScaling() const {
-      return rotary_.attention_scaling();
-    }
-    // Writes rotaryDim / 2 doubles to out.
-    void inverseFrequencies(std::uintptr_t out) const {
-      const std::vector<double>& w = rotary_.inverse_frequencies();
-      double* o = reinterpret_cast<double*>(out);
-      for (std::size_t i = 0; i < w.size(); ++i)
-        o[i] = w[i];
-    }
-
-    // Writes rotaryDim / 2 doubles to out: the frequencies of a call whose largest position + 1 is
-    // sequence_length ('dynamic' and 'longrope' change them past the original context).
-    int inverseFrequenciesFor(double sequence_length, std::uintptr_t out) {
-      std::vector<double> w;
-      double attention = 1.0;
-      const posenc::EncodingError e =
-          posenc::rotary_frequencies(rotary_.spec(), sequence_length, &w, &attention);
-      if (!e.ok()) return keep(e);
-      double* o = reinterpret_cast<double*>(out);
-      for (std::size_t i = 0; i < w.size(); ++i)
-        o[i] = w[i];
-      return 0;
-    }
-
-    int apply(std::uintptr_t request) {
-      const double* q = reinterpret_cast<const double*>(request);
-      const posenc::RotaryRows rows = rows_of(q);
-      return keep(rotary_.apply(rows, static_cast<std::int64_t>(q[kHeads]), at<float>(q[kOut]),
-                                static_cast<std::size_t>(q[kOutLen]), &cache_));
-    }
-
-    int cosSin(std::uintptr_t request) {
-      const double* q = reinterpret_cast<const double*>(request);
-      const posenc::RotaryRows rows = rows_of(q);
-      const std::size_t len = static_cast<std::size_t>(q[kOutLen]);
-      return keep(
-          rotary_.cos_sin(rows, at<float>(q[kOut]), at<float>(q[kOut2]), len, len, &cache_));
-    }
-
-   private:
-    static posenc::RotaryRows rows_of(const double* q) {
-      posenc::RotaryRows rows;
-      rows.count = static_cast<std::int64_t>(q[kCount]);
-      rows.first_position = q[kFirst];
-      rows.positions = at<const double>(q[kPositions]);
-      rows.sequence_length = q[kSequenceLength];
-      rows.mrope_positions = at<const double>(q[kMropePositions]);
-      return rows;
-    }
-
-    posenc::EncodingError read(std::uintptr_t text, int length, std::uintptr_t request,
-                               posenc::RotarySpec* spec) {
-      const double* o = reinterpret_cast<const double*>(request);
-      posenc::HfConfigRequest r;
-      r.layer = given(o[kLayer]) ? static_cast<std::int64_t>(o[kLayer]) : -1;
-      r.llama_rule = o[kModelRule] == 1;
-      layer_ = posenc::ModelLayer();
-      return posenc::read_hf_config(reinterpret_cast<const char*>(text),
-                                    static_cast<std::size_t>(length), r, spec, &layer_);
-    }
-
-    static void apply_scaling(const double* o, posenc::RotarySpec* spec) {
-      posenc::RopeScaling s;
-      s.type = static_cast<posenc::RopeScalingType>(static_cast<int>(o[kScalingType]));
-      if (given(o[kFactor])) s.factor = o[kFactor];
-      if (given(o[kOriginalMax])) s.original_max_positions = o[kOriginalMax];
-      if (given(o[kLowFreq])) s.low_freq_factor = o[kLowFreq];
-      if (given(o[kHighFreq])) s.high_freq_factor = o[kHighFreq];
-      if (given(o[kBetaFast])) s.beta_fast = o[kBetaFast];
-      if (given(o[kBetaSlow])) s.beta_slow = o[kBetaSlow];
-      s.attention_factor = o[kAttention];
-      if (given(o[kMscale])) s.mscale = o[kMscale];
-      if (given(o[kMscaleAllDim])) s.mscale_all_dim = o[kMscaleAllDim];
-      if (given(o[kTruncate])) s.truncate = o[kTruncate] != 0;
-      const std::size_t n = given(o[kFactorCount]) ? static_cast<std::size_t>(o[kFactorCount]) : 0;
-      if (o[kShortFactor] > 0) {
-        const double* f = at<const double>(o[kShortFactor]);
-        s.short_factor.assign(f, f + n);
-      }
-      if (o[kLongFactor] > 0) {
-        const double* f = at<const double>(o[kLongFactor]);
-        s.long_factor.assign(f, f + n);
-      }
-      spec->scaling = std::move(s);
-    }
-
-    posenc::RotaryEmbedding rotary_;
-    posenc::ModelLayer layer_;
-    posenc::RotaryAnchorCache cache_;  // the last block anchor: one-row decoding calls skip it
-  };
-
-  // ALiBi: slopes, and rows of the bias tensor (alibi.js writes the request).
-  enum AlibiField {
-    kAHeads,
-    kAQueries,
-    kAKeys,
-    kAMode,
-    kAOffset,
-    kAFirstRow,
-    kARowCount,
-    kAOut,
-    kAOutLen,
-    kAlibiFields
-  };
-
-  class Alibi : public Errors {
-   public:
-    POSENC_ERROR_METHODS
-
-    int slopes(int heads, std::uintptr_t out) {
-      return keep(posenc::alibi_slopes(heads, reinterpret_cast<double*>(out),
-                                       static_cast<std::size_t>(heads < 0 ? 0 : heads)));
-    }
-    int biasRows(std::uintptr_t request) {
-      const double* q = reinterpret_cast<const double*>(request);
-      posenc::AlibiSpec s;
-      s.heads = static_cast<std::int64_t>(q[kAHeads]);
-      s.query_length = static_cast<std::int64_t>(q[kAQueries]);
-      s.key_length = static_cast<std::int64_t>(q[kAKeys]);
-      s.mode = static_cast<posenc::AlibiMode>(static_cast<int>(q[kAMode]));
-      s.offset = static_cast<std::int64_t>(q[kAOffset]);
-      return keep(posenc::alibi_bias_rows(
-          s, static_cast<std::int64_t>(q[kAFirstRow]), static_cast<std::int64_t>(q[kARowCount]),
-          at<float>(q[kAOut]), static_cast<std::size_t>(q[kAOutLen])));
-    }
-  };
-
-  // A 2D sin-cos table (sincos2d.js writes the spec).
-  enum Sincos2dField {
-    kSHeight,
-    kSWidth,
-    kSDim,
-    kSPreset,
-    kSBase,
-    kSCls,
-    kSReverse,
-    kSInterleave,
-    kSincos2dFields
-  };
-
-  class Sincos2d : public Errors {
-   public:
-    POSENC_ERROR_METHODS
-
-    int init(std::uintptr_t request) {
-      const double* q = reinterpret_cast<const double*>(request);
-      posenc::Sincos2dSpec s;
-      s.height = static_cast<std::int64_t>(q[kSHeight]);
-      s.width = static_cast<std::int64_t>(q[kSWidth]);
-      s.dim = static_cast<std::int64_t>(q[kSDim]);
-      s.preset = static_cast<posenc::Sincos2dPreset>(static_cast<int>(q[kSPreset]));
-      s.base = q[kSBase];
-      s.cls_token = q[kSCls] != 0;
-      s.reverse_coord = q[kSReverse] != 0;
-      s.interleave_sin_cos = q[kSInterleave] != 0;
-      return keep(table_.init(s));
-    }
-    double rows() const { return static_cast<double>(table_.rows()); }
-    int writeRows(double first, double count, std::uintptr_t out, double len) {
-      return keep(table_.write_rows(static_cast<std::int64_t>(first),
-                                    static_cast<std::int64_t>(count), reinterpret_cast<float*>(out),
-                                    static_cast<std::size_t>(len)));
-    }
-
-   private:
-    posenc::Sincos2dTable table_;
-  };
-
-  // Row i of the model rules as "model_type\tfamily\tlayout\tsummary" (pe.rotaryModelTypes).
-  int rotaryModelRuleCount() { return static_cast<int>(posenc::rotary_model_rule_count()); }
-  std::string rotaryModelRule(int i) {
-    if (i < 0 || static_cast<std::size_t>(i) >= posenc::rotary_model_rule_count()) return "";
-    const posenc::RotaryModelRule& r = posenc::rotary_model_rules()[i];
-    static const char* const kLayouts[] = {"half", "interleaved", "deinterleave"};
-    return std::string(r.model_type) + "\t" + r.family + "\t" +
-           kLayouts[static_cast<int>(r.layout)] + "\t" + r.summary;
+    if (given(o[kBase])) spec.base = o[kBase];
+    if (given(o[kRotaryDim])) spec.rotary_dim = static_cast<std::int64_t>(o[kRotaryDim]);
+    if (given(o[kLayout]))
+      spec.layout = static_cast<posenc::RotaryLayout>(static_cast<int>(o[kLayout]));
+    if (given(o[kScalingType])) apply_scaling(o, &spec);
+    // The config itself was validated with its key names: what fails now is an override.
+    const bool overridden = given(o[kHeadDim]) || given(o[kBase]) || given(o[kRotaryDim]) ||
+                            given(o[kLayout]) || given(o[kScalingType]);
+    return keep(rotary_.init(
+        spec, overridden ? posenc::ArgumentNames::options : posenc::ArgumentNames::hf_config));
   }
+
+  std::string modelType() const { return layer_.model_type; }
+  std::string layerType() const { return layer_.layer_type; }
+  // Writes kLayerFields doubles to out.
+  void layerInfo(std::uintptr_t out) const {
+    double* o = reinterpret_cast<double*>(out);
+    const posenc::ModelLayer& l = layer_;
+    o[kLHasRope] = l.has_rope ? 1 : 0;
+    o[kLNumLayers] = static_cast<double>(l.num_layers);
+    o[kLLayersDiffer] = l.layers_differ ? 1 : 0;
+    o[kLSlidingWindow] = static_cast<double>(l.sliding_window);
+    o[kLAttentionChunk] = static_cast<double>(l.attention_chunk);
+    o[kLLinearAttention] = l.linear_attention ? 1 : 0;
+    o[kLQueryTemperature] = l.query_temperature ? 1 : 0;
+    o[kLFloorScale] = l.floor_scale;
+    o[kLAttnScale] = l.attn_scale;
+    o[kLSoftmaxScaleFactor] = l.softmax_scale_factor;
+    const auto& m = rotary_.spec().mrope_section;
+    const bool has_m = l.has_rope && posenc::is_multimodal(rotary_.spec());
+    for (int k = 0; k < 3; ++k)
+      o[kLMropeT + k] = has_m ? static_cast<double>(m[static_cast<std::size_t>(k)]) : -1;
+    o[kLMropeInterleaved] = has_m && rotary_.spec().mrope_interleaved ? 1 : 0;
+  }
+  int headDim() const { return static_cast<int>(rotary_.head_dim()); }
+  int rotaryDim() const { return static_cast<int>(rotary_.rotary_dim()); }
+  int layout() const { return static_cast<int>(rotary_.spec().layout); }
+  int scalingType() const { return static_cast<int>(rotary_.spec().scaling.type); }
+  double attentionScaling() const { return rotary_.attention_scaling(); }
+  // Writes rotaryDim / 2 doubles to out.
+  void inverseFrequencies(std::uintptr_t out) const {
+    const std::vector<double>& w = rotary_.inverse_frequencies();
+    double* o = reinterpret_cast<double*>(out);
+    for (std::size_t i = 0; i < w.size(); ++i)
+      o[i] = w[i];
+  }
+
+  // Writes rotaryDim / 2 doubles to out: the frequencies of a call whose largest position + 1 is
+  // sequence_length ('dynamic' and 'longrope' change them past the original context).
+  int inverseFrequenciesFor(double sequence_length, std::uintptr_t out) {
+    std::vector<double> w;
+    double attention = 1.0;
+    const posenc::EncodingError e =
+        posenc::rotary_frequencies(rotary_.spec(), sequence_length, &w, &attention);
+    if (!e.ok()) return keep(e);
+    double* o = reinterpret_cast<double*>(out);
+    for (std::size_t i = 0; i < w.size(); ++i)
+      o[i] = w[i];
+    return 0;
+  }
+
+  int apply(std::uintptr_t request) {
+    const double* q = reinterpret_cast<const double*>(request);
+    const posenc::RotaryRows rows = rows_of(q);
+    return keep(rotary_.apply(rows, static_cast<std::int64_t>(q[kHeads]), at<float>(q[kOut]),
+                              static_cast<std::size_t>(q[kOutLen]), &cache_));
+  }
+
+  int cosSin(std::uintptr_t request) {
+    const double* q = reinterpret_cast<const double*>(request);
+    const posenc::RotaryRows rows = rows_of(q);
+    const std::size_t len = static_cast<std::size_t>(q[kOutLen]);
+    return keep(rotary_.cos_sin(rows, at<float>(q[kOut]), at<float>(q[kOut2]), len, len, &cache_));
+  }
+
+ private:
+  static posenc::RotaryRows rows_of(const double* q) {
+    posenc::RotaryRows rows;
+    rows.count = static_cast<std::int64_t>(q[kCount]);
+    rows.first_position = q[kFirst];
+    rows.positions = at<const double>(q[kPositions]);
+    rows.sequence_length = q[kSequenceLength];
+    rows.mrope_positions = at<const double>(q[kMropePositions]);
+    return rows;
+  }
+
+  posenc::EncodingError read(std::uintptr_t text, int length, std::uintptr_t request,
+                             posenc::RotarySpec* spec) {
+    const double* o = reinterpret_cast<const double*>(request);
+    posenc::HfConfigRequest r;
+    r.layer = given(o[kLayer]) ? static_cast<std::int64_t>(o[kLayer]) : -1;
+    r.llama_rule = o[kModelRule] == 1;
+    layer_ = posenc::ModelLayer();
+    return posenc::read_hf_config(reinterpret_cast<const char*>(text),
+                                  static_cast<std::size_t>(length), r, spec, &layer_);
+  }
+
+  static void apply_scaling(const double* o, posenc::RotarySpec* spec) {
+    posenc::RopeScaling s;
+    s.type = static_cast<posenc::RopeScalingType>(static_cast<int>(o[kScalingType]));
+    if (given(o[kFactor])) s.factor = o[kFactor];
+    if (given(o[kOriginalMax])) s.original_max_positions = o[kOriginalMax];
+    if (given(o[kLowFreq])) s.low_freq_factor = o[kLowFreq];
+    if (given(o[kHighFreq])) s.high_freq_factor = o[kHighFreq];
+    if (given(o[kBetaFast])) s.beta_fast = o[kBetaFast];
+    if (given(o[kBetaSlow])) s.beta_slow = o[kBetaSlow];
+    s.attention_factor = o[kAttention];
+    if (given(o[kMscale])) s.mscale = o[kMscale];
+    if (given(o[kMscaleAllDim])) s.mscale_all_dim = o[kMscaleAllDim];
+    if (given(o[kTruncate])) s.truncate = o[kTruncate] != 0;
+    const std::size_t n = given(o[kFactorCount]) ? static_cast<std::size_t>(o[kFactorCount]) : 0;
+    if (o[kShortFactor] > 0) {
+      const double* f = at<const double>(o[kShortFactor]);
+      s.short_factor.assign(f, f + n);
+    }
+    if (o[kLongFactor] > 0) {
+      const double* f = at<const double>(o[kLongFactor]);
+      s.long_factor.assign(f, f + n);
+    }
+    spec->scaling = std::move(s);
+  }
+
+  posenc::RotaryEmbedding rotary_;
+  posenc::ModelLayer layer_;
+  posenc::RotaryAnchorCache cache_;  // the last block anchor: one-row decoding calls skip it
+};
+
+// ALiBi: slopes, and rows of the bias tensor (alibi.js writes the request).
+enum AlibiField {
+  kAHeads,
+  kAQueries,
+  kAKeys,
+  kAMode,
+  kAOffset,
+  kAFirstRow,
+  kARowCount,
+  kAOut,
+  kAOutLen,
+  kAlibiFields
+};
+
+class Alibi : public Errors {
+ public:
+  POSENC_ERROR_METHODS
+
+  int slopes(int heads, std::uintptr_t out) {
+    return keep(posenc::alibi_slopes(heads, reinterpret_cast<double*>(out),
+                                     static_cast<std::size_t>(heads < 0 ? 0 : heads)));
+  }
+  int biasRows(std::uintptr_t request) {
+    const double* q = reinterpret_cast<const double*>(request);
+    posenc::AlibiSpec s;
+    s.heads = static_cast<std::int64_t>(q[kAHeads]);
+    s.query_length = static_cast<std::int64_t>(q[kAQueries]);
+    s.key_length = static_cast<std::int64_t>(q[kAKeys]);
+    s.mode = static_cast<posenc::AlibiMode>(static_cast<int>(q[kAMode]));
+    s.offset = static_cast<std::int64_t>(q[kAOffset]);
+    return keep(posenc::alibi_bias_rows(
+        s, static_cast<std::int64_t>(q[kAFirstRow]), static_cast<std::int64_t>(q[kARowCount]),
+        at<float>(q[kAOut]), static_cast<std::size_t>(q[kAOutLen])));
+  }
+};
+
+// A 2D sin-cos table (sincos2d.js writes the spec).
+enum Sincos2dField {
+  kSHeight,
+  kSWidth,
+  kSDim,
+  kSPreset,
+  kSBase,
+  kSCls,
+  kSReverse,
+  kSInterleave,
+  kSincos2dFields
+};
+
+class Sincos2d : public Errors {
+ public:
+  POSENC_ERROR_METHODS
+
+  int init(std::uintptr_t request) {
+    const double* q = reinterpret_cast<const double*>(request);
+    posenc::Sincos2dSpec s;
+    s.height = static_cast<std::int64_t>(q[kSHeight]);
+    s.width = static_cast<std::int64_t>(q[kSWidth]);
+    s.dim = static_cast<std::int64_t>(q[kSDim]);
+    s.preset = static_cast<posenc::Sincos2dPreset>(static_cast<int>(q[kSPreset]));
+    s.base = q[kSBase];
+    s.cls_token = q[kSCls] != 0;
+    s.reverse_coord = q[kSReverse] != 0;
+    s.interleave_sin_cos = q[kSInterleave] != 0;
+    return keep(table_.init(s));
+  }
+  double rows() const { return static_cast<double>(table_.rows()); }
+  int writeRows(double first, double count, std::uintptr_t out, double len) {
+    return keep(table_.write_rows(static_cast<std::int64_t>(first),
+                                  static_cast<std::int64_t>(count), reinterpret_cast<float*>(out),
+                                  static_cast<std::size_t>(len)));
+  }
+
+ private:
+  posenc::Sincos2dTable table_;
+};
+
+// Row i of the model rules as "model_type family layout head rope types multimodal partial"
+// (the enums' values; rotary.js words them for pe.rotaryModelTypes).
+int rotaryModelRuleCount() {
+  return static_cast<int>(posenc::rotary_model_rule_count());
+}
+std::string rotaryModelRule(int i) {
+  if (i < 0 || static_cast<std::size_t>(i) >= posenc::rotary_model_rule_count()) return "";
+  const posenc::RotaryModelRule& r = posenc::rotary_model_rules()[i];
+  auto code = [](auto v) { return posenc::integer_text(static_cast<std::int64_t>(v)); };
+  return std::string(r.model_type) + " " + r.family + " " + code(r.layout) + " " +
+         code(r.head_dim) + " " + code(r.rope) + " " + code(r.layer_types) + " " +
+         code(r.multimodal) + " " + posenc::format_number(r.partial_default);
+}
 
 }  // namespace
 

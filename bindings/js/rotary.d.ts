@@ -1,8 +1,12 @@
 // Types of the rotary (RoPE), ALiBi and 2D sin-cos families (bindings/js/rotary.js, alibi.js,
 // sincos2d.js; the C++ contracts in cpp/include/posenc/rotary/, alibi.hpp, sincos2d.hpp).
 
-/** 'half': pairs (i, i + rotaryDim/2) (GPT-NeoX, LLaMA rotate_half); 'interleaved': pairs (2i, 2i+1) (GPT-J, RoFormer). */
-export type RotaryLayout = 'half' | 'interleaved';
+/**
+ * 'half': pairs (i, i + rotaryDim/2) (GPT-NeoX, LLaMA rotate_half); 'interleaved': pairs (2i, 2i+1)
+ * (GPT-J, RoFormer, Cohere, GLM, Llama 4); 'deinterleave': the pair read at (2i, 2i+1) is written to
+ * (i, i + rotaryDim/2), cos/sin as 'half' (DeepSeek-V3's rope_interleave).
+ */
+export type RotaryLayout = 'half' | 'interleaved' | 'deinterleave';
 
 /** Hugging Face transformers' rope_type (modeling_rope_utils.py). */
 export type RopeScalingType = 'default' | 'linear' | 'dynamic' | 'yarn' | 'llama3' | 'longrope';
@@ -50,6 +54,32 @@ export interface RotaryOptions {
   config?: object | string;
   /** A name of pe.rotaryPresets: that model's config (instead of config; other options override it). */
   preset?: RotaryPresetName;
+  /**
+   * With config or preset: the decoder layer (0-based). Required when the config's layers differ in
+   * RoPE (Gemma 3, Llama 4, Cohere2, Qwen3-Next, ...); pe.rotary then returns null for a layer
+   * without RoPE.
+   */
+  layer?: number;
+  /** 'llama': read a model_type that is not in pe.rotaryModelTypes by Llama's rule instead of refusing it. */
+  modelRule?: 'llama';
+}
+
+/** A row of pe.rotaryModelTypes: a model_type pe.rotary reads, and how. */
+export interface RotaryModelType {
+  readonly modelType: string;
+  /** The Hugging Face modeling file's family ('llama', 'gemma3', 'deepseek_v3', ...). */
+  readonly family: string;
+  readonly layout: RotaryLayout;
+  /** Where the head dim comes from. */
+  readonly headDim: string;
+  /** partial_rotary_factor when the config gives none (the configuration class's default). */
+  readonly partialRotaryFactor: number;
+  /** Which layers have which RoPE. */
+  readonly layers: string;
+  /** How layers mask attention (pe.rotary's layerType; the window and chunk keys). */
+  readonly attention: string;
+  /** The multimodal RoPE rule, or null. */
+  readonly multimodal: string | null;
 }
 
 /** The models of pe.rotaryPresets (their Hugging Face config.json, RoPE keys only). */
@@ -69,12 +99,26 @@ export type RotaryPresetName =
 export interface RotaryRowOptions {
   /** Position of row 0 (rows are offset, offset + 1, ...). Default 0. */
   offset?: number;
-  /** One position per row instead of offset (each 0..2^31 - 1). */
-  positions?: ArrayLike<number>;
+  /**
+   * One position per row instead of offset (each 0..2^31 - 1); for a multimodal RoPE
+   * (rot.mropeSection) also three rows [t, h, w] of L positions each, or one typed array of 3 * L
+   * (t row, then h, then w).
+   */
+  positions?: ArrayLike<number> | readonly [ArrayLike<number>, ArrayLike<number>, ArrayLike<number>];
 }
 
 /** A rotary embedding owning wasm memory: call dispose() when done. */
 export interface Rotary {
+  /** The pe.rotaryModelTypes row that read the config (null for explicit options). */
+  readonly modelType: string | null;
+  /** The config's own layer type of the layer ('sliding_attention', 'full_attention', ...), or null. */
+  readonly layerType: string | null;
+  /** The factor the model's RoPE scaling puts on its softmax scale (DeepSeek-V3 yarn: mscale^2; else 1). */
+  readonly softmaxScaleFactor: number;
+  /** Multimodal RoPE: the frequencies of t, h and w (mrope_section), or null. */
+  readonly mropeSection: readonly [number, number, number] | null;
+  /** Multimodal RoPE: sections interleaved frequency by frequency (Qwen3-VL, Qwen3.5). */
+  readonly mropeInterleaved: boolean;
   readonly headDim: number;
   readonly rotaryDim: number;
   readonly layout: RotaryLayout;
@@ -121,7 +165,11 @@ export interface Encode2dOptions {
 
 export interface RotaryApi {
   /** A rotary embedding from explicit options or a Hugging Face config. */
-  rotary(options: RotaryOptions): Rotary;
+  rotary(options: RotaryOptions & { layer?: undefined }): Rotary;
+  /** One decoder layer of a config: null when that layer has no RoPE. */
+  rotary(options: RotaryOptions & { layer: number }): Rotary | null;
+  /** The model types whose config.json pe.rotary reads, with the rule of each (frozen). */
+  readonly rotaryModelTypes: readonly RotaryModelType[];
   /**
    * Common models' config.json, the keys pe.rotary reads (frozen): pe.rotary({ preset: name }), or
    * pe.rotary({ config: { ...pe.rotaryPresets[name], ...changes } }).

@@ -21,13 +21,32 @@ import {
   typeError,
 } from './check.js';
 import { ownHandle } from './lifetime.js';
+import { ropeIndex } from './rope_index.js';
 import { ROTARY_PRESETS } from './rotary_presets.js';
 
-export const ROTARY_LAYOUTS = ['half', 'interleaved'];
+export const ROTARY_LAYOUTS = ['half', 'interleaved', 'deinterleave'];
+const MODEL_RULES = ['llama'];
+// Words for the enums of a model rule (posenc::HeadDimSource, LayerRope, LayerTypes, MultimodalRope).
+const RULE_WORDS = {
+  head: ['head_dim, else hidden_size / num_attention_heads', 'qk_rope_head_dim', 'head_dim; global_head_dim on proportional full-attention layers'],
+  rope: [
+    'every layer', 'sliding layers rope_local_base_freq unscaled; full layers rope_theta and the scaling',
+    'only sliding-window layers', 'no_rope_layers (0: none; default every 4th layer)',
+    'linear-attention layers have none', 'none when alibi is true',
+  ],
+  types: [
+    'causal', 'layer_types, else every sliding_window_pattern-th layer full, the rest sliding',
+    'layer_types, else even layers sliding, odd full', 'layer_types, else every full_attention_interval-th layer full, the rest linear',
+    'chunked (attention_chunk_size) on RoPE layers, causal on NoPE layers', 'sliding_window on every layer when set',
+    'sliding from max_window_layers on when use_sliding_window', 'sliding on even layers below max_window_layers when use_sliding_window',
+    'sliding_window on every layer (4096 when absent, none when null)', 'sliding_window on every layer when use_sliding_window',
+  ],
+  multimodal: [null, 'sections t | h | w (mrope_section)', 'interleaved sections (mrope_section)', 'mrope_interleaved'],
+};
 // Indexed as posenc::RopeScalingType.
 export const ROPE_SCALING_TYPES = ['default', 'linear', 'dynamic', 'yarn', 'llama3', 'longrope'];
 
-const ROTARY_OPTIONS = new Set(['headDim', 'base', 'rotaryDim', 'layout', 'scaling', 'config', 'preset']);
+const ROTARY_OPTIONS = new Set(['headDim', 'base', 'rotaryDim', 'layout', 'scaling', 'config', 'preset', 'layer', 'modelRule']);
 const SCALING_OPTIONS = new Set([
   'type', 'factor', 'originalMaxPositions', 'lowFreqFactor', 'highFreqFactor', 'betaFast', 'betaSlow',
   'attentionFactor', 'mscale', 'mscaleAllDim', 'truncate', 'shortFactor', 'longFactor',
@@ -39,9 +58,14 @@ const COS_SIN_OPTIONS = new Set(['offset', 'positions']);
 const OPTION = {
   headDim: 0, base: 1, rotaryDim: 2, layout: 3, scalingType: 4, factor: 5, originalMax: 6, lowFreq: 7,
   highFreq: 8, betaFast: 9, betaSlow: 10, attention: 11, mscale: 12, mscaleAllDim: 13, truncate: 14,
-  shortFactor: 15, longFactor: 16, factorCount: 17,
+  shortFactor: 15, longFactor: 16, factorCount: 17, layer: 18, modelRule: 19,
 };
-const ROWS = { count: 0, first: 1, positions: 2, sequenceLength: 3, heads: 4, out: 5, outLen: 6, out2: 7 };
+const ROWS = { count: 0, first: 1, positions: 2, sequenceLength: 3, heads: 4, out: 5, outLen: 6, out2: 7, mrope: 8 };
+// The layer record rotary_bindings.cpp writes (LayerField).
+const LAYER = {
+  hasRope: 0, numLayers: 1, layersDiffer: 2, slidingWindow: 3, attentionChunk: 4, linearAttention: 5,
+  queryTemperature: 6, floorScale: 7, attnScale: 8, softmaxScaleFactor: 9, mropeT: 10, mropeInterleaved: 13,
+};
 const SCALING_NUMBERS = [
   ['factor', OPTION.factor], ['originalMaxPositions', OPTION.originalMax], ['lowFreqFactor', OPTION.lowFreq],
   ['highFreqFactor', OPTION.highFreq], ['betaFast', OPTION.betaFast], ['betaSlow', OPTION.betaSlow],
@@ -62,9 +86,9 @@ export function familyError(fn, handle) {
  * Checks explicit positions (finite, 0..2^31-1: the core's own check would name an index within
  * a chunk) and returns them as a Float64Array with the largest.
  */
-export function checkPositions(fn, list, length) {
-  checkNumberList(fn, 'positions', list, length);
-  const positions = float64Entries(fn, 'positions', list, length, {
+export function checkPositions(fn, list, length, name = 'positions') {
+  checkNumberList(fn, name, list, length);
+  const positions = float64Entries(fn, name, list, length, {
     min: 0,
     max: MAX_POSITION,
     expected: 'a finite number from 0 to 2^31 - 1',
@@ -72,6 +96,29 @@ export function checkPositions(fn, list, length) {
   let largest = 0;
   for (let i = 0; i < length; i++) if (positions[i] > largest) largest = positions[i];
   return { positions, largest };
+}
+
+/**
+ * Three position rows (t, h, w) of a multimodal RoPE: [t, h, w] (each an Array or typed array of
+ * `length` numbers) or one typed array of 3 * length (the t row, then h, then w). Returns them as
+ * one Float64Array with the largest, or null when `list` is one plain row.
+ */
+export function checkThreeRows(fn, list, length) {
+  let rows = null;
+  if (Array.isArray(list) && list.length === 3 && list.every((r) => r !== null && typeof r === 'object')) {
+    rows = list;
+  } else if (ArrayBuffer.isView(list) && list.length === 3 * length && length !== 3 * length) {
+    rows = [0, 1, 2].map((k) => list.subarray(k * length, (k + 1) * length));
+  }
+  if (rows === null) return null;
+  const flat = new Float64Array(3 * length);
+  let largest = 0;
+  ['t', 'h', 'w'].forEach((name, k) => {
+    const { positions, largest: top } = checkPositions(fn, rows[k], length, `positions.${name}`);
+    flat.set(positions, k * length);
+    largest = Math.max(largest, top);
+  });
+  return { positions: flat, largest };
 }
 
 const CONFIG_TEXT = "must be JSON text of an object (a model's config.json)";
@@ -148,6 +195,11 @@ export function attachRotaryApi(api, ctx) {
     if (config !== undefined) text = configText(fn, config); else if (o.headDim === undefined) {
       throw typeError(fn, 'headDim', 'an integer number (or give config or preset)', undefined);
     }
+    if (text === null && (o.layer !== undefined || o.modelRule !== undefined)) {
+      throw new TypeError(`posenc.${fn}: ${o.layer !== undefined ? 'layer' : 'modelRule'} goes with config or preset`);
+    }
+    if (o.layer !== undefined) record[OPTION.layer] = checkNumber(fn, 'layer', o.layer, { integer: true, min: 0, max: 65535 });
+    record[OPTION.modelRule] = o.modelRule === undefined ? 0 : checkEnum(fn, 'modelRule', o.modelRule, MODEL_RULES) + 1;
     if (o.headDim !== undefined) {
       record[OPTION.headDim] = checkNumber(fn, 'headDim', o.headDim, { integer: true, min: 2, max: Module.ROTARY_MAX_HEAD_DIM });
     }
@@ -191,10 +243,23 @@ export function attachRotaryApi(api, ctx) {
       handle.delete();
       throw error;
     }
-    return makeRotary(handle);
+    const info = layerInfo(handle);
+    if (bytes && info[LAYER.hasRope] === 0) {
+      // A layer without RoPE (NoPE, linear attention, Cohere2's full layers, Falcon with ALiBi).
+      handle.delete();
+      return null;
+    }
+    return makeRotary(handle, bytes ? info : null);
   }
 
-  function makeRotary(handle) {
+  function layerInfo(handle) {
+    return withBuffers('rotary', [Module.ROTARY_LAYER_FIELDS * 8], (ptr) => {
+      handle.layerInfo(ptr);
+      return Module.HEAPF64.slice(ptr / 8, ptr / 8 + Module.ROTARY_LAYER_FIELDS);
+    });
+  }
+
+  function makeRotary(handle, info) {
     const headDim = handle.headDim();
     const rotaryDim = handle.rotaryDim();
     const layout = ROTARY_LAYOUTS[handle.layout()];
@@ -211,17 +276,26 @@ export function attachRotaryApi(api, ctx) {
     function runRows(fn, rows, rowFloats, outFloats, call) {
       const chunkRows = Math.max(1, Math.min(rows.count, Math.floor(SCRATCH_FLOATS / rowFloats)));
       const dataBytes = Math.ceil((chunkRows * rowFloats * 4) / 16) * 16;
-      const positionBytes = rows.positions ? chunkRows * 8 : 0;
-      const base = scratch(fn, dataBytes + positionBytes + 8 * 8);
-      const positionsPtr = rows.positions ? base + dataBytes : 0;
+      const rowsOfPositions = rows.mrope ? 3 : rows.positions ? 1 : 0;
+      const positionBytes = rowsOfPositions * chunkRows * 8;
+      const base = scratch(fn, dataBytes + positionBytes + Module.ROTARY_ROWS_FIELDS * 8);
+      const positionsPtr = rowsOfPositions ? base + dataBytes : 0;
       const recordPtr = base + dataBytes + positionBytes;
-      const record = new Float64Array(8);
-      record[ROWS.positions] = positionsPtr;
+      const record = new Float64Array(Module.ROTARY_ROWS_FIELDS);
+      record[rows.mrope ? ROWS.mrope : ROWS.positions] = positionsPtr;
       record[ROWS.sequenceLength] = rows.sequenceLength;
       record[ROWS.out] = base;
       for (let r0 = 0, n = 0; r0 < rows.count; r0 += n) {
         n = Math.min(chunkRows, rows.count - r0);
-        if (positionsPtr) Module.HEAPF64.set(rows.positions.subarray(r0, r0 + n), positionsPtr / 8);
+        if (rows.mrope) {
+          // The chunk's t, h and w rows, each n long (the core reads row k at k * n).
+          for (let k = 0; k < 3; k++) {
+            const from = k * rows.count + r0;
+            Module.HEAPF64.set(rows.mrope.subarray(from, from + n), positionsPtr / 8 + k * n);
+          }
+        } else if (positionsPtr) {
+          Module.HEAPF64.set(rows.positions.subarray(r0, r0 + n), positionsPtr / 8);
+        }
         record[ROWS.count] = n;
         record[ROWS.first] = rows.first + r0;
         record[ROWS.outLen] = n * outFloats;
@@ -234,6 +308,13 @@ export function attachRotaryApi(api, ctx) {
       if (o.offset !== undefined) first = checkNumber(fn, 'offset', o.offset, { min: 0, max: MAX_POSITION });
       if (o.positions !== undefined) {
         if (o.offset !== undefined) throw new TypeError(`posenc.${fn}: give offset or positions, not both`);
+        const three = checkThreeRows(fn, o.positions, length);
+        if (three !== null) {
+          if (mropeSection === null) {
+            throw new RangeError(`posenc.${fn}: positions must be one row of ${length} positions: three rows (t, h, w) are for a multimodal RoPE (rot.mropeSection)`);
+          }
+          return { count: length, first: 0, positions: null, mrope: three.positions, sequenceLength: three.largest + 1 };
+        }
         const { positions, largest } = checkPositions(fn, o.positions, length);
         return { count: length, first: 0, positions, sequenceLength: largest + 1 };
       }
@@ -243,6 +324,14 @@ export function attachRotaryApi(api, ctx) {
       return { count: length, first, positions: null, sequenceLength: first + length };
     }
 
+    const mropeSection = info !== null && info[LAYER.mropeT] >= 0
+      ? Object.freeze([info[LAYER.mropeT], info[LAYER.mropeT + 1], info[LAYER.mropeT + 2]])
+      : null;
+    rot.modelType = info === null ? null : handle.modelType();
+    rot.layerType = info === null ? null : handle.layerType() || null;
+    rot.softmaxScaleFactor = info === null ? 1 : info[LAYER.softmaxScaleFactor];
+    rot.mropeSection = mropeSection;
+    rot.mropeInterleaved = mropeSection !== null && info[LAYER.mropeInterleaved] === 1;
     rot.headDim = headDim;
     rot.rotaryDim = rotaryDim;
     rot.layout = layout;
@@ -277,10 +366,10 @@ export function attachRotaryApi(api, ctx) {
         throw new RangeError(`posenc.${fn}: x must hold length * heads * headDim floats (a positive multiple of ${rowFloats}), got ${x.length}`);
       }
       const rows = resolveRows(fn, x.length / rowFloats, o);
-      if (rows.positions === null && x.length <= SCRATCH_FLOATS) {
+      if (rows.positions === null && !rows.mrope && x.length <= SCRATCH_FLOATS) {
         // One chunk (a decoding step): no subarray views, closures or record array.
         const dataBytes = Math.ceil(x.length / 4) * 16;
-        const base = scratch(fn, dataBytes + 8 * 8);
+        const base = scratch(fn, dataBytes + Module.ROTARY_ROWS_FIELDS * 8);
         Module.HEAPF32.set(x, base / 4);
         const heap = Module.HEAPF64;
         const q = (base + dataBytes) / 8;
@@ -291,6 +380,7 @@ export function attachRotaryApi(api, ctx) {
         heap[q + ROWS.heads] = heads;
         heap[q + ROWS.out] = base;
         heap[q + ROWS.outLen] = x.length;
+        heap[q + ROWS.mrope] = 0;
         if (h.apply(base + dataBytes) !== 0) throw familyError(fn, h);
         x.set(Module.HEAPF32.subarray(base / 4, base / 4 + x.length));
         return input;
@@ -332,4 +422,22 @@ export function attachRotaryApi(api, ctx) {
 
   api.rotary = newRotary;
   api.rotaryPresets = ROTARY_PRESETS;
+  api.ropeIndex = ropeIndex;
+  // The model types whose config.json pe.rotary reads, each with its rule (cpp/src/rotary/models.cpp;
+  // the core gives the rule's enum values, worded here).
+  const modelTypes = [];
+  for (let i = 0, n = Module.rotaryModelRuleCount(); i < n; i++) {
+    const [modelType, family, layout, head, rope, types, multimodal, partial] = Module.rotaryModelRule(i).split(' ');
+    modelTypes.push(Object.freeze({
+      modelType,
+      family,
+      layout: ROTARY_LAYOUTS[layout],
+      headDim: RULE_WORDS.head[head],
+      partialRotaryFactor: Number(partial),
+      layers: RULE_WORDS.rope[rope],
+      attention: RULE_WORDS.types[types],
+      multimodal: RULE_WORDS.multimodal[multimodal],
+    }));
+  }
+  api.rotaryModelTypes = Object.freeze(modelTypes);
 }

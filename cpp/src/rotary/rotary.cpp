@@ -73,7 +73,7 @@ EncodingError RotaryEmbedding::check_rows(const RotaryRows& rows, double* sequen
   };
   double largest = 0;
   if (rows.mrope_positions != nullptr) {
-    if (spec_.mrope_section.empty())
+    if (!is_multimodal(spec_))
       return encoding_error(EncodingStatus::invalid_argument, "positions",
                             "must be one row of positions: three rows (t, h, w) are for a "
                             "multimodal RoPE (mrope_section)");

@@ -132,15 +132,14 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
   return true;
 }
 
-template <class RowFn>
-bool RotaryEmbedding::for_each_mrope_row(const AngleSet& set, const RotaryRows& rows,
-                                         bool for_apply, RowFn row_fn) const {
+bool RotaryEmbedding::mrope_values(const AngleSet& set, const RotaryRows& rows, bool for_apply,
+                                   Buffer<float>* merged) const {
   // Each position row's values for every frequency (for_each_row, so a value depends only on its
-  // position, as elsewhere), then per frequency the row mrope_row names.
+  // position, as elsewhere), then per frequency the row mrope_row names. One instantiation of
+  // for_each_row serves apply and cos_sin (a second copy of the SIMD loops costs wasm size).
   const std::int64_t np = set.np, n = spec_.rotary_dim / 2;
-  Buffer<float> merged;
-  if (!merged.resize(static_cast<std::size_t>(2 * rows.count * np))) return false;
-  float* mc = merged.data();
+  if (!merged->resize(static_cast<std::size_t>(2 * rows.count * np))) return false;
+  float* mc = merged->data();
   float* ms = mc + rows.count * np;
   for (int k = 0; k < 3; ++k) {
     RotaryRows one = rows;
@@ -156,8 +155,17 @@ bool RotaryEmbedding::for_each_mrope_row(const AngleSet& set, const RotaryRows& 
                                    });
     if (!done) return false;
   }
+  return true;
+}
+
+template <class RowFn>
+bool RotaryEmbedding::for_each_mrope_row(const AngleSet& set, const RotaryRows& rows,
+                                         bool for_apply, RowFn row_fn) const {
+  Buffer<float> merged;
+  if (!mrope_values(set, rows, for_apply, &merged)) return false;
+  const std::int64_t np = set.np;
   for (std::int64_t r = 0; r < rows.count; ++r)
-    row_fn(r, mc + r * np, ms + r * np);
+    row_fn(r, merged.data() + r * np, merged.data() + (rows.count + r) * np);
   return true;
 }
 

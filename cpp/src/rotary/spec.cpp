@@ -97,15 +97,11 @@ EncodingError validate(const RotarySpec& spec, ArgumentNames names) {
       spec.layout != RotaryLayout::deinterleave)
     return encoding_error(EncodingStatus::invalid_argument, "layout",
                           "must be 'half', 'interleaved' or 'deinterleave'");
-  if (!spec.mrope_section.empty()) {
+  if (is_multimodal(spec)) {
     const char* name = names == ArgumentNames::options ? "mropeSection" : "config.mrope_section";
-    std::int64_t sum = 0;
-    bool ok = spec.mrope_section.size() == 3;
-    for (std::int64_t v : spec.mrope_section) {
-      ok = ok && v >= 0 && v <= rd / 2;
-      sum += ok ? v : 0;
-    }
-    if (!ok || sum != rd / 2)
+    const auto& m = spec.mrope_section;
+    const bool ok = m[0] >= 0 && m[1] >= 0 && m[2] >= 0 && m[0] <= rd && m[1] <= rd && m[2] <= rd;
+    if (!ok || m[0] + m[1] + m[2] != rd / 2)
       return encoding_error(
           EncodingStatus::invalid_argument, name,
           "must be three counts (t, h, w) summing to rotaryDim / 2 = " + integer_text(rd / 2));
@@ -205,7 +201,7 @@ bool rope_scaling_from_name(std::string_view name, RopeScalingType* out) {
 
 int mrope_row(const RotarySpec& spec, std::int64_t i) {
   const auto& s = spec.mrope_section;
-  if (s.size() != 3) return 0;
+  if (!is_multimodal(spec)) return 0;
   if (spec.mrope_interleaved) {
     // Qwen3-VL apply_interleaved_mrope: h at i % 3 == 1 below 3 * s[1], w at i % 3 == 2 below
     // 3 * s[2], t elsewhere.

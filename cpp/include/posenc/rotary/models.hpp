@@ -76,7 +76,6 @@ struct RotaryModelRule {
   bool mscale_softmax = false;
   // Llama 4: NoPE layers scale queries by a position temperature (attn_temperature_tuning).
   bool nope_temperature = false;
-  const char* summary;  // one line for pe.rotaryModelTypes and the README
   // The configuration class's defaults where a config omits a key (0: none, the generic rule).
   std::int64_t head_dim_default = 0;  // head_dim (Llama 4: 128, not hidden / heads)
   double base_default = 10000.0;      // rope_theta

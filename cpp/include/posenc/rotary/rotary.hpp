@@ -123,6 +123,8 @@ class RotaryEmbedding {
   // floats: the caller's rows must be that wide).
   // for_each_row over three position rows (a multimodal spec): each row's values merged by
   // mrope_row before row_fn sees them.
+  bool mrope_values(const AngleSet& set, const RotaryRows& rows, bool for_apply,
+                    Buffer<float>* merged) const;
   template <class RowFn>
   bool for_each_mrope_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
                           RowFn row_fn) const;

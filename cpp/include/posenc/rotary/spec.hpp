@@ -9,6 +9,7 @@
 // passes rope_scaling from safetensors metadata through the same rules).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -95,14 +96,20 @@ struct RotarySpec {
   RopeScaling scaling;
   FrequencyArithmetic arithmetic = FrequencyArithmetic::float64;
   // Multimodal RoPE (Qwen2-VL's mrope_section): empty, or three counts t, h, w summing to
-  // rotary_dim / 2; frequency i then turns by the position of row mrope_row(i) of three position
-  // rows. Interleaved: Qwen3-VL's apply_interleaved_mrope order instead of consecutive sections.
-  std::vector<std::int64_t> mrope_section;
+  // rotary_dim / 2 (all 0: one position row); frequency i then turns by the position of row
+  // mrope_row(i) of three position rows. Interleaved: Qwen3-VL's apply_interleaved_mrope order
+  // instead of consecutive sections.
+  std::array<std::int64_t, 3> mrope_section{};  // all 0: not multimodal
   bool mrope_interleaved = false;
   // Gemma 4's 'proportional' rule: only the first rope_angles frequencies (exponents over the
   // whole rotary_dim) are nonzero, the rest 0 (cos 1, sin 0). 0: every frequency.
   std::int64_t rope_angles = 0;
 };
+
+// Whether spec is multimodal (mrope_section not all 0).
+inline bool is_multimodal(const RotarySpec& spec) {
+  return spec.mrope_section[0] != 0 || spec.mrope_section[1] != 0 || spec.mrope_section[2] != 0;
+}
 
 // Which position row (0 t, 1 h, 2 w) frequency i of a multimodal spec turns by.
 int mrope_row(const RotarySpec& spec, std::int64_t i);
