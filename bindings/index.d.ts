@@ -1,7 +1,6 @@
 // Type declarations of the posenc package (written by hand; checked with tsc --strict in tests).
 
 import type { LayerApi } from './layer.js';
-import type { RopeIndexApi } from './rope_index.js';
 import type { RotaryApi } from './rotary.js';
 
 export * from './layer.js';
@@ -169,7 +168,7 @@ export interface PosencSinusoidal {
  * What `posenc/encoding`'s init() returns: every family of encodings (the paper's, rotary, ALiBi, 2D),
  * without the transformer (a smaller download than `posenc`).
  */
-export interface PosencEncoding extends PosencSinusoidal, RotaryApi, RopeIndexApi {}
+export interface PosencEncoding extends PosencSinusoidal, RotaryApi {}
 
 /**
  * What `posenc`'s init() returns: every family of encodings (the paper's, rotary, ALiBi, 2D) and the

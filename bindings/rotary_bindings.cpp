@@ -93,6 +93,7 @@ enum LayerField {
   kLMropeH,
   kLMropeW,
   kLMropeInterleaved,
+  kLBidirectional,
   kLayerFields
 };
 
@@ -186,6 +187,7 @@ class Rotary : public Errors {
     for (int k = 0; k < 3; ++k)
       o[kLMropeT + k] = has_m ? static_cast<double>(m[static_cast<std::size_t>(k)]) : -1;
     o[kLMropeInterleaved] = has_m && rotary_.spec().mrope_interleaved ? 1 : 0;
+    o[kLBidirectional] = l.bidirectional ? 1 : 0;
   }
   int headDim() const { return static_cast<int>(rotary_.head_dim()); }
   int rotaryDim() const { return static_cast<int>(rotary_.rotary_dim()); }

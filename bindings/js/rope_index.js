@@ -146,11 +146,6 @@ export function ropeIndex(config, options) {
     : { positions: out('positions', positions, [3, L]), ropeDelta: deltas[0] };
 }
 
-/** Adds pe.ropeIndex to `api` (pure JavaScript: no wasm context needed). */
-export function attachRopeIndexApi(api) {
-  api.ropeIndex = ropeIndex;
-}
-
 // The kept tokens of each sequence (mask 1, or all) and their runs of one mm_token_type (0 text,
 // 1 image, 2 video), as itertools.groupby forms them: { kept: token indices, runs: [type, from, n] }.
 function findRuns(spec, ids, mask, B, L) {

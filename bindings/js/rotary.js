@@ -21,7 +21,6 @@ import {
   typeError,
 } from './check.js';
 import { ownHandle } from './lifetime.js';
-import { ropeIndex } from './rope_index.js';
 import { ROTARY_PRESETS } from './rotary_presets.js';
 
 export const ROTARY_LAYOUTS = ['half', 'interleaved', 'deinterleave'];
@@ -52,6 +51,8 @@ const SCALING_OPTIONS = new Set([
   'attentionFactor', 'mscale', 'mscaleAllDim', 'truncate', 'shortFactor', 'longFactor',
 ]);
 const APPLY_OPTIONS = new Set(['heads', 'offset', 'positions']);
+const MASK_OPTIONS = new Set(['layer', 'queryLength', 'keyLength', 'offset']);
+const SCALE_OPTIONS = new Set(['layer', 'length', 'offset']);
 const COS_SIN_OPTIONS = new Set(['offset', 'positions']);
 
 // Field indices of the records rotary_bindings.cpp reads (RotaryField, RowsField).
@@ -65,6 +66,7 @@ const ROWS = { count: 0, first: 1, positions: 2, sequenceLength: 3, heads: 4, ou
 const LAYER = {
   hasRope: 0, numLayers: 1, layersDiffer: 2, slidingWindow: 3, attentionChunk: 4, linearAttention: 5,
   queryTemperature: 6, floorScale: 7, attnScale: 8, softmaxScaleFactor: 9, mropeT: 10, mropeInterleaved: 13,
+  bidirectional: 14,
 };
 const SCALING_NUMBERS = [
   ['factor', OPTION.factor], ['originalMaxPositions', OPTION.originalMax], ['lowFreqFactor', OPTION.lowFreq],
@@ -420,9 +422,91 @@ export function attachRotaryApi(api, ctx) {
     return Object.freeze(ctx.guardMethods(rot, 'rotary.'));
   }
 
+  /** One layer of a config: the layer record and its type (describeConfig), or a RangeError. */
+  function describeLayer(fn, config, layer) {
+    const text = configText(fn, config);
+    const record = new Float64Array(Module.ROTARY_OPTION_FIELDS).fill(NaN);
+    if (layer !== undefined) record[OPTION.layer] = checkNumber(fn, 'layer', layer, { integer: true, min: 0, max: 65535 });
+    record[OPTION.modelRule] = 0;
+    const bytes = encoder.encode(text);
+    const handle = new Module.Rotary();
+    try {
+      return withBuffers(fn, [record.length * 8, bytes.length], (recordPtr, textPtr) => {
+        Module.HEAPF64.set(record, recordPtr / 8);
+        Module.HEAPU8.set(bytes, textPtr);
+        if (handle.describeConfig(textPtr, bytes.length, recordPtr) !== 0) throw familyError(fn, handle);
+        return { info: layerInfo(handle), layerType: handle.layerType() };
+      });
+    } finally {
+      handle.delete();
+    }
+  }
+
+  /**
+   * The attention mask of one decoder layer as the model's masking code builds it: Uint8Array(q * k),
+   * 1 where query i (at position offset + i) may attend to key j (at position j). Causal, sliding
+   * window (kv > q - window), chunked (same chunk of attention_chunk_size), or bidirectional
+   * (|q - kv| <= window where one is set). null for a linear-attention layer (no mask).
+   */
+  function attentionMask(config, options) {
+    const fn = 'attentionMask';
+    const o = checkOptionsObject(fn, options, MASK_OPTIONS);
+    const queryLength = checkNumber(fn, 'queryLength', o.queryLength, { integer: true, min: 1, max: 2 ** 31 - 1 });
+    const offset = o.offset === undefined ? 0 : checkNumber(fn, 'offset', o.offset, { integer: true, min: 0, max: 2 ** 31 - 1 });
+    const keyLength = o.keyLength === undefined ? offset + queryLength
+      : checkNumber(fn, 'keyLength', o.keyLength, { integer: true, min: 1, max: 2 ** 31 - 1 });
+    if (queryLength * keyLength > 2 ** 31 - 1) {
+      throw new RangeError(`posenc.${fn}: queryLength * keyLength must be at most 2^31 - 1, got ${queryLength * keyLength}`);
+    }
+    const { info } = describeLayer(fn, config, o.layer);
+    if (info[LAYER.linearAttention] === 1) return null;
+    const window = info[LAYER.slidingWindow];
+    const chunk = info[LAYER.attentionChunk];
+    const both = info[LAYER.bidirectional] === 1;
+    const mask = new Uint8Array(queryLength * keyLength);
+    for (let i = 0; i < queryLength; i++) {
+      const q = offset + i;
+      // The keys a query sees: [from, to] (masking_utils: causal kv <= q; sliding kv > q - window;
+      // chunked kv // chunk == q // chunk; bidirectional |q - kv| <= window, or every key).
+      let to = both ? keyLength - 1 : Math.min(q, keyLength - 1);
+      let from = 0;
+      if (window > 0) from = both ? q - window : q - window + 1;
+      if (both && window > 0) to = Math.min(keyLength - 1, q + window);
+      if (chunk > 0) from = Math.max(from, q - (q % chunk));
+      if (from < 0) from = 0;
+      if (from <= to) mask.fill(1, i * keyLength + from, i * keyLength + to + 1);
+    }
+    return mask;
+  }
+
+  /**
+   * Llama 4's NoPE-layer query temperature at positions offset .. offset + length - 1, as
+   * Llama4TextAttention computes it in float32: log1p(floor((p + 1) / floor_scale)) * attn_scale + 1.
+   * null for a layer without one.
+   */
+  function queryScales(config, options) {
+    const fn = 'queryScales';
+    const o = checkOptionsObject(fn, options, SCALE_OPTIONS);
+    const length = checkNumber(fn, 'length', o.length, { integer: true, min: 1, max: 2 ** 31 - 1 });
+    const offset = o.offset === undefined ? 0 : checkNumber(fn, 'offset', o.offset, { integer: true, min: 0, max: 2 ** 31 - 1 });
+    if (offset + length - 1 > 2 ** 31 - 1) throw new RangeError(`posenc.${fn}: offset + length - 1 must be at most 2^31 - 1`);
+    const { info } = describeLayer(fn, config, o.layer);
+    if (info[LAYER.queryTemperature] !== 1) return null;
+    const f = Math.fround;
+    const floorScale = f(info[LAYER.floorScale]);
+    const attnScale = f(info[LAYER.attnScale]);
+    const out = new Float32Array(length);
+    for (let i = 0; i < length; i++) {
+      const k = Math.floor(f(f(f(offset + i) + 1) / floorScale));
+      out[i] = f(f(f(Math.log1p(k)) * attnScale) + 1);
+    }
+    return out;
+  }
+
   api.rotary = newRotary;
+  api.attentionMask = attentionMask;
+  api.queryScales = queryScales;
   api.rotaryPresets = ROTARY_PRESETS;
-  api.ropeIndex = ropeIndex;
   // The model types whose config.json pe.rotary reads, each with its rule (cpp/src/rotary/models.cpp;
   // the core gives the rule's enum values, worded here).
   const modelTypes = [];

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fixtureDir, loadEncodingPackage, loadPackage } from './helpers.mjs';
+import { modelTable, withTable } from '../../scripts/model-types-doc.mjs';
+import { fixtureDir, loadEncodingPackage, loadPackage, root } from './helpers.mjs';
 
 const ENTRIES = [
   ['posenc', await loadPackage()],
@@ -84,6 +85,22 @@ for (const [entry, { init }] of ENTRIES) {
           }
           assert.ok(pe.rotaryModelTypes.some((t) => t.modelType === f.modelType), f.modelType);
         });
+        test(`${f.id}: attention masks and query scales as the model's masking code builds them`, () => {
+          for (const m of f.masks ?? []) {
+            const kind = f.layers[m.layer].attention.kind;
+            const mask = pe.attentionMask(f.config, { layer: m.layer, queryLength: m.queryLength, keyLength: m.keyLength, offset: m.offset });
+            assert.equal(mask.length, m.queryLength * m.keyLength);
+            assert.equal([...mask].join(''), m.mask, `${f.id} layer ${m.layer} (${kind}) offset ${m.offset}`);
+          }
+          for (const q of f.queryScales ?? []) {
+            const values = pe.queryScales(f.config, { layer: q.layer, length: q.length, offset: q.offset });
+            assert.deepEqual([...values], q.values.map(Math.fround), `${f.id} layer ${q.layer} offset ${q.offset}`);
+          }
+          f.layers.forEach((l, layer) => {
+            const scales = pe.queryScales(f.config, { layer, length: 2 });
+            assert.equal(scales === null, !l.queryScale, `${f.id} layer ${layer} query temperature`);
+          });
+        });
       }
       test('an unknown model_type is refused unless modelRule says llama; a config without one is Llama', () => {
         const config = { model_type: 'not_a_model', hidden_size: 64, num_attention_heads: 2 };
@@ -124,6 +141,9 @@ for (const [entry, { init }] of ENTRIES) {
           assert.ok(t.partialRotaryFactor > 0 && t.partialRotaryFactor <= 1);
         }
         assert.ok(Object.isFrozen(pe.rotaryModelTypes));
+        // docs/MODELS.md shows the same table (node scripts/model-types-doc.mjs writes it).
+        const doc = readFileSync(join(root, 'docs', 'MODELS.md'), 'utf8');
+        assert.equal(doc, withTable(doc, modelTable(pe.rotaryModelTypes)), 'docs/MODELS.md is not current: run node scripts/model-types-doc.mjs');
       });
     });
   }

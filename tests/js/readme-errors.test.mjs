@@ -65,6 +65,10 @@ const ENCODE_ARGS = [3, 8, { offset: 5 }];
 // rot = pe.rotary({ headDim: 8 }) and its input: 2 positions x 1 head x 8 floats.
 const QUERIES = Float32Array.from({ length: 16 }, (_, i) => Math.fround(Math.sin(1 + 3 * i)));
 const LLAMA = { hidden_size: 64, num_attention_heads: 4, rope_theta: 500000 };
+// Configs of the model-rule rows (README "pe.rotary and its methods").
+const GEMMA3 = { model_type: 'gemma3_text', hidden_size: 64, head_dim: 16, num_attention_heads: 4, num_hidden_layers: 6, sliding_window: 8 };
+const QWENVL = { model_type: 'qwen2_vl', hidden_size: 128, num_attention_heads: 4, rope_scaling: { type: 'mrope', mrope_section: [4, 6, 6] } };
+const LLAMA4 = { model_type: 'llama4_text', hidden_size: 64, head_dim: 16, num_attention_heads: 4, num_hidden_layers: 4 };
 
 /** float64 rotate-half RoPE of QUERIES (headDim 8, base 10000) at positions `positions`. */
 function rotaryOracle(positions) {
@@ -182,6 +186,9 @@ async function runRow(pe, ref, row) {
     x: LAYER_INPUT.slice(),
     queries: QUERIES.slice(),
     llama: structuredClone(LLAMA),
+    gemma3: structuredClone(GEMMA3),
+    qwenvl: structuredClone(QWENVL),
+    llama4: structuredClone(LLAMA4),
     bytes: TAGGER_BYTES.slice(),
     detached,
     withMetadata,

@@ -580,6 +580,16 @@ EncodingError read_hf_config(const char* json, std::size_t size, const HfConfigR
   if (present && !(n >= 1 && n <= 65536 && n == std::floor(n)))
     return wrong_type(c.prefix + "num_hidden_layers", "an integer from 1 to 65536");
   const std::int64_t num_layers = present ? static_cast<std::int64_t>(n) : 0;
+  // HF's layer_type_validation: one layer type per layer.
+  if (const JsonValue* lt = member(*c.cfg, "layer_types")) {
+    if (lt->type != JsonValue::Type::array)
+      return wrong_type(c.prefix + "layer_types", "an array of strings");
+    if (num_layers > 0 && static_cast<std::int64_t>(lt->items.size()) != num_layers)
+      return encoding_error(
+          EncodingStatus::invalid_config, c.prefix + "layer_types",
+          "must have one entry per layer (num_hidden_layers = " + integer_text(num_layers) +
+              "), got " + integer_text(static_cast<std::int64_t>(lt->items.size())));
+  }
   if (request.layer < -1 || (num_layers > 0 && request.layer >= num_layers))
     return bad_layer("must be an integer from 0 to " +
                      (num_layers > 0 ? integer_text(num_layers - 1) : std::string("2^31 - 1")) +
