@@ -199,6 +199,41 @@ export async function benchRotary({ pe, log = () => {}, quick = false, decoding 
     }
   }
 
+  // Explicit positions against an offset at [2048, 32, 128] (HF's position_ids; a multimodal RoPE's
+  // three rows t, h, w as Qwen2-VL's: text, then a 32 x 32 image grid, then text), in alternation.
+  if (hasRotary) {
+    const [L, H, d] = [2048, 32, 128];
+    const shape = `[${L}, ${H}, ${d}]`;
+    const source = sampleInput(L * H * d);
+    const x = source.slice();
+    const plain = Float64Array.from({ length: L }, (_, i) => 100 + i);
+    const rows3 = [new Float64Array(L), new Float64Array(L), new Float64Array(L)];
+    for (let i = 0; i < L; i++) {
+      const image = i >= 512 && i < 512 + 1024;
+      const k = i - 512;
+      rows3[0][i] = image ? 512 : i < 512 ? i : i - 1024 + 32;
+      rows3[1][i] = image ? 512 + Math.floor(k / 32) : rows3[0][i];
+      rows3[2][i] = image ? 512 + (k % 32) : rows3[0][i];
+    }
+    const rot = pe.rotary({ headDim: d });
+    const mrope = pe.rotary({ config: { model_type: 'qwen2_vl', hidden_size: H * d, num_attention_heads: H, rope_scaling: { type: 'mrope', mrope_section: [16, 24, 24] } } });
+    try {
+      const [offsetMs, positionsMs, mropeMs] = await timeAlternating([
+        () => rot.apply(x, { heads: H, offset: 100 }),
+        () => rot.apply(x, { heads: H, positions: plain }),
+        () => mrope.apply(x, { heads: H, positions: rows3 }),
+      ], timing);
+      add(shape, 'posenc rot.apply, offset', offsetMs, null, { bytes: 8 * L * H * d });
+      add(shape, 'posenc rot.apply, positions', positionsMs, null, { bytes: 8 * L * H * d });
+      add(shape, 'posenc rot.apply, multimodal [t, h, w]', mropeMs, null, { bytes: 8 * L * H * d });
+      target(`rot.apply ${shape} with positions: <= 1.5x with offset`, positionsMs / offsetMs, positionsMs / offsetMs <= 1.5);
+      target(`rot.apply ${shape} with multimodal [t, h, w] positions: <= 1.5x with offset`, mropeMs / offsetMs, mropeMs / offsetMs <= 1.5);
+    } finally {
+      rot.dispose();
+      mrope.dispose();
+    }
+  }
+
   // Tables at the write-once-and-copy pace.
   const tableCases = [
     ['cosSin', '4096 x 128 (x2)', 4096 * 128 * 2, 2, () => {

@@ -171,6 +171,14 @@ export interface RotaryApi {
   /** The model types whose config.json pe.rotary reads, with the rule of each (frozen). */
   readonly rotaryModelTypes: readonly RotaryModelType[];
   /**
+   * One decoder layer's attention mask as the model's masking code builds it: Uint8Array(queryLength *
+   * keyLength), 1 where query i (at position offset + i) may attend to key j; null for a
+   * linear-attention layer. keyLength defaults to offset + queryLength.
+   */
+  attentionMask(config: object | string, options: { layer?: number; queryLength: number; keyLength?: number; offset?: number }): Uint8Array | null;
+  /** Llama 4's NoPE-layer query temperature at positions offset .. offset + length - 1 (float32), or null. */
+  queryScales(config: object | string, options: { layer?: number; length: number; offset?: number }): Float32Array | null;
+  /**
    * Common models' config.json, the keys pe.rotary reads (frozen): pe.rotary({ preset: name }), or
    * pe.rotary({ config: { ...pe.rotaryPresets[name], ...changes } }).
    */

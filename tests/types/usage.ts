@@ -2,7 +2,36 @@
 // function and option is used as a user would, and misuse is rejected (@ts-expect-error).
 import { init, simdSupported, type Encoder, type Posenc, type PresetInfo, type EncoderLayerWeightName } from 'posenc';
 import { init as initEncoding, type PosencEncoding } from 'posenc/encoding';
-import type { PosencSinusoidal } from 'posenc';
+import type { PosencSinusoidal, Rotary, RotaryModelType } from 'posenc';
+import type { Rotary as EncodingRotary } from 'posenc/encoding';
+import { ropeIndex, ROPE_INDEX_MODEL_TYPES, type RopeIndexResult } from 'posenc/multimodal';
+
+/** The model rules, per layer (pe.rotary with layer may give null), masks and query scales. */
+function modelRules(pe: Posenc): void {
+  const config = { model_type: 'gemma3_text', hidden_size: 64, head_dim: 16, num_attention_heads: 4, num_hidden_layers: 6 };
+  const rot: Rotary | null = pe.rotary({ config, layer: 0 });
+  if (rot) {
+    const t: string | null = rot.layerType;
+    const m: string | null = rot.modelType;
+    const f: number = rot.softmaxScaleFactor;
+    const s: readonly [number, number, number] | null = rot.mropeSection;
+    rot.apply(new Float32Array(32), { heads: 1, positions: [[0, 1], [0, 1], [0, 1]] });
+    rot.dispose();
+  }
+  const whole: Rotary = pe.rotary({ config: { hidden_size: 64, num_attention_heads: 4 }, modelRule: 'llama' });
+  whole.dispose();
+  // @ts-expect-error: with layer, the result may be null
+  const notNull: Rotary = pe.rotary({ config, layer: 1 });
+  const types: readonly RotaryModelType[] = pe.rotaryModelTypes;
+  const mask: Uint8Array | null = pe.attentionMask(config, { layer: 0, queryLength: 4, offset: 2 });
+  const scales: Float32Array | null = pe.queryScales(config, { layer: 0, length: 4 });
+  const other: EncodingRotary | null = null;
+  const ids: RopeIndexResult = ropeIndex({ model_type: 'qwen2_vl', image_token_id: 1, video_token_id: 2, vision_config: { spatial_merge_size: 2 } }, { inputIds: [5, 6] });
+  const pos: Int32Array | BigInt64Array | object = ids.positions;
+  const known: readonly string[] = ROPE_INDEX_MODEL_TYPES;
+  void [notNull, types, mask, scales, other, pos, known];
+}
+void modelRules;
 
 async function main(): Promise<void> {
   const supported: boolean = simdSupported();
