@@ -25,13 +25,22 @@ void rotary(Reader& in, const std::uint8_t* text, std::size_t text_size) {
   const std::int64_t count = 1 + in.take<std::uint8_t>() % 64;
   const std::int64_t heads = 1 + in.take<std::uint8_t>() % 4;
   const std::uint32_t raw_offset = in.take<std::uint32_t>();
+  // The config read by its model's rule (read_hf_config) at a layer from the offset's top byte
+  // (-1: the whole config), an unknown model_type by Llama's rule unless bit 23 says refuse.
   posenc::RotarySpec spec;
-  posenc::EncodingError e =
-      posenc::rotary_spec_from_hf_config(reinterpret_cast<const char*>(text), text_size, &spec);
+  posenc::ModelLayer layer;
+  posenc::HfConfigRequest request;
+  request.layer = static_cast<std::int64_t>(raw_offset >> 24) % 64 - 1;
+  request.llama_rule = ((raw_offset >> 23) & 1) == 0;
+  posenc::EncodingError e = posenc::read_hf_config(reinterpret_cast<const char*>(text), text_size,
+                                                   request, &spec, &layer);
   if (!e.ok()) {
     check(!e.message.empty() && !e.argument.empty());
     return;
   }
+  check(layer.num_layers >= 0 && layer.sliding_window >= 0 && layer.attention_chunk >= 0 &&
+        std::isfinite(layer.softmax_scale_factor) && layer.softmax_scale_factor >= 1);
+  if (!layer.has_rope) return;
   if (mode & 1) spec.layout = posenc::RotaryLayout::interleaved;
   if (mode & 2) spec.arithmetic = posenc::FrequencyArithmetic::float64;
   posenc::RotaryEmbedding rot;
@@ -66,6 +75,18 @@ void rotary(Reader& in, const std::uint8_t* text, std::size_t text_size) {
                                          ((mode & 4) ? 2147483648u : 70000u)) +
                      ((mode & 16) ? 0.25 : 0.0);
     rows.positions = positions.data();
+    // A multimodal spec: three rows t, h, w (t the positions above, h and w shuffled from them).
+    if (posenc::is_multimodal(spec)) {
+      positions.resize(static_cast<std::size_t>(3 * count));
+      for (std::int64_t r = 0; r < count; ++r) {
+        positions[static_cast<std::size_t>(count + r)] =
+            positions[static_cast<std::size_t>((r * 7) % count)];
+        positions[static_cast<std::size_t>(2 * count + r)] =
+            positions[static_cast<std::size_t>((r * 3) % count)];
+      }
+      rows.positions = nullptr;
+      rows.mrope_positions = positions.data();
+    }
   }
   if (mode & 32) rows.sequence_length = static_cast<double>(raw_offset % 300000) + 1;
   std::vector<float> c(static_cast<std::size_t>(count * rd)), s(c.size());
