@@ -9,11 +9,16 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { before, describe, test } from 'node:test';
 import { layerInput, layerState } from '../fixtures/layer/lcg.mjs';
 import { BOUND, fixtureDir, loadPackage, maxAbsDiff, oracleTable, root } from './helpers.mjs';
 
 const { init, simdSupported } = await loadPackage();
+// posenc/multimodal (plain JS) from the same package directory.
+const packageDir = process.env.POSENC_PACKAGE_DIR ? join(process.env.POSENC_PACKAGE_DIR, 'dist') : join(root, 'dist');
+const { ropeIndex } = await import(pathToFileURL(join(packageDir, 'multimodal.js')).href);
+const QWEN = { model_type: 'qwen2_vl', image_token_id: 151655, video_token_id: 151656, vision_config: { spatial_merge_size: 2 } };
 
 // ---- the README's tables -----------------------------------------------------------------------
 const HEADER = '| call | error | message contains |';
@@ -189,6 +194,8 @@ async function runRow(pe, ref, row) {
     gemma3: structuredClone(GEMMA3),
     qwenvl: structuredClone(QWENVL),
     llama4: structuredClone(LLAMA4),
+    ropeIndex,
+    qwen: structuredClone(QWEN),
     bytes: TAGGER_BYTES.slice(),
     detached,
     withMetadata,
