@@ -182,6 +182,8 @@ async function pack() {
     'dist/posenc_encoding_simd.wasm',
     'dist/posenc_encoding_baseline.mjs',
     'dist/posenc_encoding_baseline.wasm',
+    'dist/multimodal.js',
+    'dist/multimodal.d.ts',
   ];
   const missing = required.filter((f) => !files.includes(f));
   check('tarball holds the package files', missing.length === 0, `missing: ${missing.join(', ')}`);
@@ -260,6 +262,11 @@ async function nodeConsumer(name, main, entryLabel) {
       encodingResolved,
     );
     checkResult(`${name} posenc/encoding`, result.encoding, { simd: true, transformer: false });
+  }
+  if (result.multimodal) {
+    // README's ropeIndex example: t row 0 1 1 1 1 1 1 4 5 6, delta -3.
+    check(`${name}: posenc/multimodal's ropeIndex gives the README example`,
+      result.multimodal.t === '0,1,1,1,1,1,1,4,5,6' && result.multimodal.ropeDelta === -3, JSON.stringify(result.multimodal));
   }
 }
 
