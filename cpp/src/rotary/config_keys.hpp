@@ -14,6 +14,8 @@ namespace posenc::rotary_config {
 // A key of an object, or null when it is absent or JSON null (HF's getattr(..., None) / `or`).
 const detail::JsonValue* member(const detail::JsonValue& obj, const char* key);
 EncodingError wrong_type(const std::string& name, const char* what);
+// The same for the key prefix + key (the name is built only here, when the error is returned).
+EncodingError wrong_type(const std::string& prefix, const char* key, const char* what);
 // An optional finite number: *present false when absent or null.
 EncodingError read_number(const detail::JsonValue& obj, const char* key, const std::string& prefix,
                           double* out, bool* present);

@@ -188,7 +188,7 @@ EncodingError layer_type_of(const JsonValue& cfg, const std::string& p, const Ro
   *unnamed_sliding = false;
   if (const JsonValue* lt = member(cfg, "layer_types")) {
     if (lt->type != JsonValue::Type::array)
-      return wrong_type(p + "layer_types", "an array of strings");
+      return wrong_type(p, "layer_types", "an array of strings");
     if (i >= static_cast<std::int64_t>(lt->items.size()))
       return bad_layer("must be below the length of " + p + "layer_types (" +
                        integer_text(static_cast<std::int64_t>(lt->items.size())) + "), got " +
@@ -205,15 +205,15 @@ EncodingError layer_type_of(const JsonValue& cfg, const std::string& p, const Ro
     case T::none:
       return {};
     case T::sliding_pattern: {
-      EncodingError e = read_number(cfg, "sliding_window_pattern", p, &n, &present);
-      if (!e.ok()) return e;
+      if (EncodingError e = read_number(cfg, "sliding_window_pattern", p, &n, &present); !e.ok())
+        return e;
       if (!(n >= 1 && n == std::floor(n)))
-        return wrong_type(p + "sliding_window_pattern", "an integer >= 1");
+        return wrong_type(p, "sliding_window_pattern", "an integer >= 1");
       *out = (i + 1) % static_cast<std::int64_t>(n) != 0 ? "sliding_attention" : "full_attention";
       if (rule.last_layer_full) {
         double layers = 0;
-        e = read_number(cfg, "num_hidden_layers", p, &layers, &present);
-        if (!e.ok()) return e;
+        if (EncodingError e = read_number(cfg, "num_hidden_layers", p, &layers, &present); !e.ok())
+          return e;
         if (present && static_cast<double>(i) == layers - 1) *out = "full_attention";
       }
       return {};
@@ -222,10 +222,10 @@ EncodingError layer_type_of(const JsonValue& cfg, const std::string& p, const Ro
       *out = (i + 1) % 2 != 0 ? "sliding_attention" : "full_attention";
       return {};
     case T::full_interval: {
-      EncodingError e = read_number(cfg, "full_attention_interval", p, &n, &present);
-      if (!e.ok()) return e;
+      if (EncodingError e = read_number(cfg, "full_attention_interval", p, &n, &present); !e.ok())
+        return e;
       if (!(n >= 1 && n == std::floor(n)))
-        return wrong_type(p + "full_attention_interval", "an integer >= 1");
+        return wrong_type(p, "full_attention_interval", "an integer >= 1");
       *out = (i + 1) % static_cast<std::int64_t>(n) != 0 ? "linear_attention" : "full_attention";
       return {};
     }
@@ -249,8 +249,8 @@ EncodingError layer_type_of(const JsonValue& cfg, const std::string& p, const Ro
       if (!truthy(cfg, "use_sliding_window", false) || member(cfg, "sliding_window") == nullptr)
         return {};
       double last = 28;  // Qwen2MoeConfig max_window_layers
-      EncodingError e = read_number(cfg, "max_window_layers", p, &last, &present);
-      if (!e.ok()) return e;
+      if (EncodingError e = read_number(cfg, "max_window_layers", p, &last, &present); !e.ok())
+        return e;
       *out = static_cast<double>(i) < last && i % 2 == 0 ? "sliding_attention" : "full_attention";
       return {};
     }
@@ -262,8 +262,8 @@ EncodingError layer_type_of(const JsonValue& cfg, const std::string& p, const Ro
         return {};
       }
       double first = 28;  // Qwen2Config max_window_layers
-      EncodingError e = read_number(cfg, "max_window_layers", p, &first, &present);
-      if (!e.ok()) return e;
+      if (EncodingError e = read_number(cfg, "max_window_layers", p, &first, &present); !e.ok())
+        return e;
       *out = static_cast<double>(i) >= first ? "sliding_attention" : "full_attention";
       return {};
     }
@@ -292,13 +292,13 @@ EncodingError no_rope_rule(const JsonValue& cfg, const std::string& p, const Rot
     return {};
   }
   if (list != nullptr && list->type != JsonValue::Type::array)
-    return wrong_type(p + "no_rope_layers", "an array of 0 and 1");
+    return wrong_type(p, "no_rope_layers", "an array of 0 and 1");
   double interval = rule.pattern_default;
   bool present = false;
-  EncodingError e = read_number(cfg, "no_rope_layer_interval", p, &interval, &present);
-  if (!e.ok()) return e;
+  if (EncodingError e = read_number(cfg, "no_rope_layer_interval", p, &interval, &present); !e.ok())
+    return e;
   if (!(interval >= 1 && interval == std::floor(interval)))
-    return wrong_type(p + "no_rope_layer_interval", "an integer >= 1");
+    return wrong_type(p, "no_rope_layer_interval", "an integer >= 1");
   *use_rope = (i + 1) % static_cast<std::int64_t>(interval) != 0;
   return {};
 }
@@ -321,14 +321,14 @@ EncodingError read_layer(const Context& c, std::int64_t i, RotarySpec* spec, Mod
   layer.layer = i;
   bool use_rope = true;
   const std::int64_t at = i < 0 ? 0 : i;
-  EncodingError e;
   if (rule.rope == R::no_rope_layers) {
-    e = no_rope_rule(cfg, p, rule, at, &use_rope);
-    if (!e.ok()) return e;
+    if (EncodingError e = no_rope_rule(cfg, p, rule, at, &use_rope); !e.ok()) return e;
   }
   bool unnamed_sliding = false;
-  e = layer_type_of(cfg, p, rule, at, use_rope, &layer.layer_type, &unnamed_sliding);
-  if (!e.ok()) return e;
+  if (EncodingError e =
+          layer_type_of(cfg, p, rule, at, use_rope, &layer.layer_type, &unnamed_sliding);
+      !e.ok())
+    return e;
   const std::string& type = layer.layer_type;
   if (rule.rope == R::sliding_only && type != "sliding_attention") use_rope = false;
   if (rule.rope == R::full_only && type == "linear_attention") use_rope = false;
@@ -337,10 +337,9 @@ EncodingError read_layer(const Context& c, std::int64_t i, RotarySpec* spec, Mod
   bool present = false;
   if (type == "sliding_attention" || unnamed_sliding) {
     double w = rule.layer_types == T::mistral_window ? rule.pattern_default : 0;
-    e = read_number(cfg, "sliding_window", p, &w, &present);
-    if (!e.ok()) return e;
+    if (EncodingError e = read_number(cfg, "sliding_window", p, &w, &present); !e.ok()) return e;
     if (present && !(w >= 1 && w == std::floor(w)))
-      return wrong_type(p + "sliding_window", "an integer >= 1");
+      return wrong_type(p, "sliding_window", "an integer >= 1");
     layer.sliding_window = static_cast<std::int64_t>(w);
   }
   // Gemma 4 use_bidirectional_attention 'all': every layer sees both sides; a sliding layer
@@ -353,21 +352,21 @@ EncodingError read_layer(const Context& c, std::int64_t i, RotarySpec* spec, Mod
   }
   if (type == "chunked_attention") {
     double chunk = 8192;  // Llama4TextConfig attention_chunk_size
-    e = read_number(cfg, "attention_chunk_size", p, &chunk, &present);
-    if (!e.ok()) return e;
+    if (EncodingError e = read_number(cfg, "attention_chunk_size", p, &chunk, &present); !e.ok())
+      return e;
     if (!(chunk >= 1 && chunk == std::floor(chunk)))
-      return wrong_type(p + "attention_chunk_size", "an integer >= 1");
+      return wrong_type(p, "attention_chunk_size", "an integer >= 1");
     layer.attention_chunk = static_cast<std::int64_t>(chunk);
   }
   if (rule.nope_temperature && !use_rope && truthy(cfg, "attn_temperature_tuning", true)) {
     layer.query_temperature = true;
     layer.floor_scale = 8192;  // Llama4TextConfig defaults
     layer.attn_scale = 0.1;
-    e = read_number(cfg, "floor_scale", p, &layer.floor_scale, &present);
-    if (!e.ok()) return e;
-    e = read_number(cfg, "attn_scale", p, &layer.attn_scale, &present);
-    if (!e.ok()) return e;
-    if (!(layer.floor_scale > 0)) return wrong_type(p + "floor_scale", "a number > 0");
+    if (EncodingError e = read_number(cfg, "floor_scale", p, &layer.floor_scale, &present); !e.ok())
+      return e;
+    if (EncodingError e = read_number(cfg, "attn_scale", p, &layer.attn_scale, &present); !e.ok())
+      return e;
+    if (!(layer.floor_scale > 0)) return wrong_type(p, "floor_scale", "a number > 0");
   }
   layer.has_rope = use_rope;
   if (!use_rope) {
@@ -450,8 +449,7 @@ EncodingError read_layer(const Context& c, std::int64_t i, RotarySpec* spec, Mod
     how.base_default = 10000.0;
     how.unscaled = true;
   }
-  e = read_rope(cfg, how, spec);
-  if (!e.ok()) return e;
+  if (EncodingError e = read_rope(cfg, how, spec); !e.ok()) return e;
   // Multimodal sections: the block's mrope_section, else the config's.
   if (rule.multimodal != M::none) {
     const JsonValue* sec = is_object(block) ? member(*block, "mrope_section") : nullptr;
@@ -575,10 +573,10 @@ EncodingError read_hf_config(const char* json, std::size_t size, const HfConfigR
 
   double n = 0;
   bool present = false;
-  EncodingError e = read_number(*c.cfg, "num_hidden_layers", c.prefix, &n, &present);
-  if (!e.ok()) return e;
+  if (EncodingError e = read_number(*c.cfg, "num_hidden_layers", c.prefix, &n, &present); !e.ok())
+    return e;
   if (present && !(n >= 1 && n <= 65536 && n == std::floor(n)))
-    return wrong_type(c.prefix + "num_hidden_layers", "an integer from 1 to 65536");
+    return wrong_type(c.prefix, "num_hidden_layers", "an integer from 1 to 65536");
   const std::int64_t num_layers = present ? static_cast<std::int64_t>(n) : 0;
   // HF's layer_type_validation: one layer type per layer.
   if (const JsonValue* lt = member(*c.cfg, "layer_types")) {
@@ -598,8 +596,7 @@ EncodingError read_hf_config(const char* json, std::size_t size, const HfConfigR
   // Whether the layers differ: every layer of a config that says how many it has, else layer 0.
   RotarySpec first_spec, here_spec;
   ModelLayer first, here;
-  e = read_layer(c, 0, &first_spec, &first);
-  if (!e.ok()) return e;
+  if (EncodingError e = read_layer(c, 0, &first_spec, &first); !e.ok()) return e;
   bool differ = false, types_differ = false;
   const bool per_layer = c.rule->rope != R::every || c.rule->layer_types != T::none ||
                          member(*c.cfg, "layer_types") != nullptr;
@@ -607,8 +604,7 @@ EncodingError read_hf_config(const char* json, std::size_t size, const HfConfigR
     for (std::int64_t i = 1; i < num_layers && !(differ && types_differ); ++i) {
       RotarySpec s;
       ModelLayer l;
-      e = read_layer(c, i, &s, &l);
-      if (!e.ok()) return e;
+      if (EncodingError e = read_layer(c, i, &s, &l); !e.ok()) return e;
       differ = differ || !same_rope(first, first_spec, l, s);
       types_differ = types_differ || l.layer_type != first.layer_type;
     }
@@ -630,8 +626,7 @@ EncodingError read_hf_config(const char* json, std::size_t size, const HfConfigR
       here.attention_chunk = 0;
     }
   } else {
-    e = read_layer(c, request.layer, &here_spec, &here);
-    if (!e.ok()) return e;
+    if (EncodingError e = read_layer(c, request.layer, &here_spec, &here); !e.ok()) return e;
   }
   here.num_layers = num_layers;
   here.layers_differ = differ;
@@ -645,8 +640,7 @@ EncodingError rotary_spec_from_hf_config(const char* json, std::size_t size, Rot
   request.llama_rule = true;
   ModelLayer layer;
   RotarySpec spec;
-  EncodingError e = read_hf_config(json, size, request, &spec, &layer);
-  if (!e.ok()) return e;
+  if (EncodingError e = read_hf_config(json, size, request, &spec, &layer); !e.ok()) return e;
   if (!layer.has_rope)
     return encoding_error(EncodingStatus::invalid_config, "config",
                           "describes a model without RoPE");
