@@ -61,25 +61,30 @@ enum class MultimodalRope : std::uint8_t {
   by_flag,      // interleaved when mrope_interleaved is true, else sections (Qwen3.5)
 };
 
+// One row of the table. The fields are small and ordered so that no row has a run of more than 8
+// zero bytes in the wasm (4-byte pointers): binaryen splits the data section at longer runs, and
+// 60 rows of mostly-zero doubles and int64s had become 230 segments, about 4 KB of the gzipped
+// module. Every default below is exact in its type.
 struct RotaryModelRule {
   const char* model_type;  // as config.json writes it
-  const char* family;      // the HF modeling file's family ("llama", "gemma3", ...)
-  RotaryLayout layout;
-  HeadDimSource head_dim = HeadDimSource::standard;
   // partial_rotary_factor when the config gives none (its configuration class's default).
-  double partial_default = 1.0;
+  float partial_default = 1.0f;
+  RotaryLayout layout = RotaryLayout::half;
+  HeadDimSource head_dim = HeadDimSource::standard;
   LayerRope rope = LayerRope::every;
   LayerTypes layer_types = LayerTypes::none;
-  int pattern_default = 0;  // sliding_window_pattern / full_attention_interval / no-rope interval
   MultimodalRope multimodal = MultimodalRope::none;
+  std::uint8_t mrope_default[3] = {0, 0, 0};  // mrope_section (t, h, w) when the config has none
+  const char* family;  // the HF modeling file's family ("llama", "gemma3", ...)
+  // sliding_window_pattern / full_attention_interval / no-rope interval / Mistral's window.
+  std::uint16_t pattern_default = 0;
+  // The configuration class's defaults where a config omits a key (0: none, the generic rule).
+  std::uint16_t head_dim_default = 0;  // head_dim (Llama 4: 128, not hidden / heads)
+  float base_default = 1e4f;           // rope_theta (integers below 2^24)
   // DeepSeek: the softmax scale is multiplied by mscale(factor, mscale_all_dim)^2 under yarn.
   bool mscale_softmax = false;
   // Llama 4: NoPE layers scale queries by a position temperature (attn_temperature_tuning).
   bool nope_temperature = false;
-  // The configuration class's defaults where a config omits a key (0: none, the generic rule).
-  std::int64_t head_dim_default = 0;  // head_dim (Llama 4: 128, not hidden / heads)
-  double base_default = 10000.0;      // rope_theta
-  std::int64_t mrope_default[3] = {0, 0, 0};
   bool last_layer_full = false;  // layer_types: the last layer is full attention (Gemma 4)
 };
 
