@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "math/exact_math.hpp"
 #include "posenc/rotary/models.hpp"
 #include "rotary/config_keys.hpp"
 
@@ -472,10 +473,12 @@ EncodingError read_layer(const Context& c, std::int64_t i, RotarySpec* spec, Mod
   }
   // DeepSeek-V3 (DeepseekV3Attention.__init__): under a scaling rule with mscale_all_dim and a
   // factor > 1, softmax_scale *= mscale(factor, mscale_all_dim)^2, mscale = 0.1 m ln(f) + 1.
+  // math::log (correctly rounded, as the rest of the rotary code): libm's log brought its 4 KB
+  // table into the wasm.
   const RopeScaling& s = spec->scaling;
   if (rule.mscale_softmax && s.type != RopeScalingType::none && s.mscale_all_dim != 0 &&
       s.factor > 1) {
-    const double m = 0.1 * s.mscale_all_dim * std::log(s.factor) + 1.0;
+    const double m = 0.1 * s.mscale_all_dim * math::log(s.factor) + 1.0;
     layer.softmax_scale_factor = m * m;
   }
   *out = std::move(layer);
