@@ -11,3 +11,12 @@
 #else
 #define POSENC_HOT_ENTRY
 #endif
+
+// POSENC_SMALL marks a function of a -O3 file that runs once per call, not per element (the
+// multimodal rows' set-up and merging): clang then compiles it for size (no unrolling or
+// vectorizing of its loops), as the -Oz files are.
+#if defined(__clang__)
+#define POSENC_SMALL __attribute__((minsize))
+#else
+#define POSENC_SMALL
+#endif

@@ -39,6 +39,56 @@ void copy_doubles(double* dst, const double* src, std::int64_t n) {
     dst[i] = src[i];
 }
 
+// One row of apply (heads heads of hd floats) rotated by its values c, s (rd / 2 each): the
+// layout's pair table or de-interleaving around the rotation kernel. kSimd: the build's kernels
+// (apply's row loop), else the scalar ones, which give the same bits (multimodal rows).
+template <bool kSimd>
+inline void rotate_row(const float* c, const float* s, RotaryLayout layout, std::int64_t heads,
+                       std::int64_t hd, std::int64_t rd, float* row, float* pairs) {
+  const std::int64_t n = rd / 2;
+  if (layout == RotaryLayout::interleaved) {
+    // Each cosine twice, (-sin, sin).
+    float* cd = pairs;
+    float* ss = cd + rd;
+    for (std::int64_t i = 0; i < n; ++i) {
+      cd[2 * i] = cd[2 * i + 1] = c[i];
+      ss[2 * i] = -s[i];
+      ss[2 * i + 1] = s[i];
+    }
+    if constexpr (kSimd)
+      detail::rotary_kernel::rotate_interleaved(cd, ss, rd, heads, hd, row);
+    else
+      detail::scalar::rotate_interleaved(cd, ss, rd, heads, hd, row);
+    return;
+  }
+  if (layout == RotaryLayout::deinterleave) {
+    // DeepSeek-V3: q.view(.., d / 2, 2).transpose(-1, -2).reshape(.., d): evens, then odds.
+    for (std::int64_t h = 0; h < heads; ++h) {
+      float* head = row + h * hd;
+      for (std::int64_t j = 0; j < rd; ++j)
+        pairs[j] = head[j];
+      for (std::int64_t i = 0; i < n; ++i) {
+        head[i] = pairs[2 * i];
+        head[i + n] = pairs[2 * i + 1];
+      }
+    }
+  }
+  if constexpr (kSimd)
+    detail::rotary_kernel::rotate_half(c, s, n, heads, hd, row);
+  else
+    detail::scalar::rotate_half(c, s, n, heads, hd, row);
+}
+
+// Multimodal apply: row r of x rotated by row r of the merged values (half layout, rd floats
+// apart), with the scalar kernels and compiled for size, so that apply's row loop stays the one
+// caller of the SIMD rotate_row (inlined there).
+POSENC_SMALL void rotate_merged(const float* cos, const float* sin, std::int64_t count,
+                                RotaryLayout layout, std::int64_t heads, std::int64_t hd,
+                                std::int64_t rd, float* x, float* pairs) {
+  for (std::int64_t r = 0; r < count; ++r)
+    rotate_row<false>(cos + r * rd, sin + r * rd, layout, heads, hd, rd, x + r * heads * hd, pairs);
+}
+
 }  // namespace
 
 template <class RowFn>
@@ -132,40 +182,70 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
   return true;
 }
 
-bool RotaryEmbedding::mrope_values(const AngleSet& set, const RotaryRows& rows, bool for_apply,
-                                   Buffer<float>* merged) const {
-  // Each position row's values for every frequency (for_each_row, so a value depends only on its
-  // position, as elsewhere), then per frequency the row mrope_row names. One instantiation of
-  // for_each_row serves apply and cos_sin (a second copy of the SIMD loops costs wasm size).
-  const std::int64_t np = set.np, n = spec_.rotary_dim / 2;
-  if (!merged->resize(static_cast<std::size_t>(2 * rows.count * np))) return false;
-  float* mc = merged->data();
-  float* ms = mc + rows.count * np;
+bool RotaryEmbedding::cos_sin_rows(const AngleSet& set, const RotaryRows& rows, bool for_apply,
+                                   float a32, bool half, float* cos, float* sin,
+                                   RotaryAnchorCache* cache) const {
+  const std::int64_t rd = spec_.rotary_dim, n = rd / 2;
+  const bool scaled = a32 != 1.0f;
+  // Half layout with whole groups of 4 pairs: the kernel writes each row's first half in place,
+  // which is then copied to the second half (torch.cat((freqs, freqs))).
+  const bool in_place = half && n % 4 == 0;
+  auto write_row = [&](std::int64_t r, const float* c, const float* s) {
+    float* co = cos + r * rd;
+    float* so = sin + r * rd;
+    if (in_place) {
+      if (scaled) {
+        for (std::int64_t i = 0; i < n; ++i) {
+          co[i] *= a32;
+          so[i] *= a32;
+        }
+      }
+      detail::copy_floats(co + n, co, static_cast<std::size_t>(n));
+      detail::copy_floats(so + n, so, static_cast<std::size_t>(n));
+      return;
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float cv = scaled ? c[i] * a32 : c[i];
+      const float sv = scaled ? s[i] * a32 : s[i];
+      if (half) {
+        co[i] = co[i + n] = cv;
+        so[i] = so[i + n] = sv;
+      } else {
+        co[2 * i] = co[2 * i + 1] = cv;
+        so[2 * i] = so[2 * i + 1] = sv;
+      }
+    }
+  };
+  return for_each_row(set, rows, for_apply, cache, write_row, in_place ? sin : nullptr,
+                      in_place ? cos : nullptr, rd);
+}
+
+POSENC_SMALL bool RotaryEmbedding::mrope_cos_sin(const AngleSet& set, const RotaryRows& rows,
+                                                 bool for_apply, float a32, bool half, float* cos,
+                                                 float* sin) const {
+  // Each position row's table through cos_sin_rows (so that a value depends only on its position,
+  // as elsewhere, and no second copy of the row loop is compiled), t into cos and sin, h and w
+  // into a scratch table whose columns of their frequencies are then copied over.
+  const std::int64_t rd = spec_.rotary_dim, n = rd / 2;
+  const std::size_t len = static_cast<std::size_t>(rows.count * rd);
+  Buffer<float> other;
+  if (!other.resize(2 * len)) return false;
   for (int k = 0; k < 3; ++k) {
     RotaryRows one = rows;
     one.mrope_positions = nullptr;
     one.positions = rows.mrope_positions + k * rows.count;
-    const bool done = for_each_row(set, one, for_apply, nullptr,
-                                   [&](std::int64_t r, const float* c, const float* s) {
-                                     for (std::int64_t i = 0; i < n; ++i) {
-                                       if (mrope_row(spec_, i) != k) continue;
-                                       mc[r * np + i] = c[i];
-                                       ms[r * np + i] = s[i];
-                                     }
-                                   });
-    if (!done) return false;
+    float* co = k == 0 ? cos : other.data();
+    float* so = k == 0 ? sin : other.data() + len;
+    if (!cos_sin_rows(set, one, for_apply, a32, half, co, so, nullptr)) return false;
+    if (k == 0) continue;
+    for (std::int64_t j = 0; j < rd; ++j) {
+      if (mrope_row(spec_, half ? j % n : j / 2) != k) continue;
+      for (std::int64_t r = 0; r < rows.count; ++r) {
+        cos[r * rd + j] = co[r * rd + j];
+        sin[r * rd + j] = so[r * rd + j];
+      }
+    }
   }
-  return true;
-}
-
-template <class RowFn>
-bool RotaryEmbedding::for_each_mrope_row(const AngleSet& set, const RotaryRows& rows,
-                                         bool for_apply, RowFn row_fn) const {
-  Buffer<float> merged;
-  if (!mrope_values(set, rows, for_apply, &merged)) return false;
-  const std::int64_t np = set.np;
-  for (std::int64_t r = 0; r < rows.count; ++r)
-    row_fn(r, merged.data() + r * np, merged.data() + (rows.count + r) * np);
   return true;
 }
 
@@ -210,14 +290,12 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
   double L = 0;
   EncodingError e = check_cos_sin(rows, cos, sin, cos_len, sin_len, &L);
   if (!e.ok()) return e;
-  const std::int64_t rd = spec_.rotary_dim, n = rd / 2;
   const AngleSet* set = nullptr;
   std::unique_ptr<AngleSet> temporary;
   e = angle_set_for(L, &set, &temporary);
   if (!e.ok()) return e;
   // HF: cos = emb.cos() * attention_scaling, a float32 tensor times a Python float.
   const float a32 = static_cast<float>(set->attention);
-  const bool scaled = set->attention != 1.0;
   // deinterleave applies HF's cat(freqs, freqs) after de-interleaving the input pairs.
   const bool half = spec_.layout != RotaryLayout::interleaved;
   const double last = rows.first_position + static_cast<double>(rows.count - 1);
@@ -229,39 +307,9 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
     // step and expressions).
     return cos_sin_blocks(*set, rows, cos, sin, a32, half) ? EncodingError{} : out_of_memory();
   }
-  // Half layout with whole groups of 4 pairs: the kernel writes each row's first half in place,
-  // which is then copied to the second half (torch.cat((freqs, freqs))).
-  const bool in_place = half && n % 4 == 0 && rows.mrope_positions == nullptr;
-  auto write_row = [&](std::int64_t r, const float* c, const float* s) {
-    float* co = cos + r * rd;
-    float* so = sin + r * rd;
-    if (in_place) {
-      if (scaled) {
-        for (std::int64_t i = 0; i < n; ++i) {
-          co[i] *= a32;
-          so[i] *= a32;
-        }
-      }
-      detail::copy_floats(co + n, co, static_cast<std::size_t>(n));
-      detail::copy_floats(so + n, so, static_cast<std::size_t>(n));
-      return;
-    }
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float cv = scaled ? c[i] * a32 : c[i];
-      const float sv = scaled ? s[i] * a32 : s[i];
-      if (half) {
-        co[i] = co[i + n] = cv;
-        so[i] = so[i + n] = sv;
-      } else {
-        co[2 * i] = co[2 * i + 1] = cv;
-        so[2 * i] = so[2 * i + 1] = sv;
-      }
-    }
-  };
   const bool done = rows.mrope_positions != nullptr
-                        ? for_each_mrope_row(*set, rows, false, write_row)
-                        : for_each_row(*set, rows, false, cache, write_row,
-                                       in_place ? sin : nullptr, in_place ? cos : nullptr, rd);
+                        ? mrope_cos_sin(*set, rows, false, a32, half, cos, sin)
+                        : cos_sin_rows(*set, rows, false, a32, half, cos, sin, cache);
   return done ? EncodingError{} : out_of_memory();
 }
 
@@ -271,7 +319,7 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, st
   double L = 0;
   EncodingError e = check_apply(rows, heads, x, x_len, &L);
   if (!e.ok()) return e;
-  const std::int64_t hd = spec_.head_dim, rd = spec_.rotary_dim, n = rd / 2;
+  const std::int64_t hd = spec_.head_dim, rd = spec_.rotary_dim;
   const AngleSet* set = nullptr;
   std::unique_ptr<AngleSet> temporary;
   e = angle_set_for(L, &set, &temporary);
@@ -280,38 +328,21 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, st
   if (spec_.layout != RotaryLayout::half && !pairs.resize(static_cast<std::size_t>(2 * rd)))
     return out_of_memory();
   const std::int64_t row_floats = heads * hd;
-  auto rotate_row = [&](std::int64_t r, const float* c, const float* s) {
-    float* row = x + r * row_floats;
-    if (spec_.layout == RotaryLayout::interleaved) {
-      float* cd = pairs.data();
-      float* ss = cd + rd;
-      for (std::int64_t i = 0; i < n; ++i) {
-        cd[2 * i] = cd[2 * i + 1] = c[i];
-        ss[2 * i] = -s[i];
-        ss[2 * i + 1] = s[i];
-      }
-      detail::rotary_kernel::rotate_interleaved(cd, ss, rd, heads, hd, row);
-      return;
-    }
-    if (spec_.layout == RotaryLayout::deinterleave) {
-      // DeepSeek-V3: q.view(.., d / 2, 2).transpose(-1, -2).reshape(.., d): evens, then odds.
-      float* tmp = pairs.data();
-      for (std::int64_t h = 0; h < heads; ++h) {
-        float* head = row + h * hd;
-        for (std::int64_t j = 0; j < rd; ++j)
-          tmp[j] = head[j];
-        for (std::int64_t i = 0; i < n; ++i) {
-          head[i] = tmp[2 * i];
-          head[i + n] = tmp[2 * i + 1];
-        }
-      }
-    }
-    detail::rotary_kernel::rotate_half(c, s, n, heads, hd, row);
+  const auto rotate = [&](std::int64_t r, const float* c, const float* s) {
+    rotate_row<true>(c, s, spec_.layout, heads, hd, rd, x + r * row_floats, pairs.data());
   };
-  const bool done = rows.mrope_positions != nullptr
-                        ? for_each_mrope_row(*set, rows, true, rotate_row)
-                        : for_each_row(*set, rows, true, cache, rotate_row);
-  return done ? EncodingError{} : out_of_memory();
+  if (rows.mrope_positions == nullptr)
+    return for_each_row(*set, rows, true, cache, rotate) ? EncodingError{} : out_of_memory();
+  // Multimodal: apply's values (A in float64 before rounding) of the three position rows merged
+  // by mrope_cos_sin, in the half layout, rd floats per row.
+  Buffer<float> merged;
+  const std::size_t len = static_cast<std::size_t>(rows.count * rd);
+  if (!merged.resize(2 * len) ||
+      !mrope_cos_sin(*set, rows, true, 1.0f, true, merged.data(), merged.data() + len))
+    return out_of_memory();
+  rotate_merged(merged.data(), merged.data() + len, rows.count, spec_.layout, heads, hd, rd, x,
+                pairs.data());
+  return {};
 }
 
 }  // namespace posenc

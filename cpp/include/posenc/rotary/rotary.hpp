@@ -118,16 +118,17 @@ class RotaryEmbedding {
   // at a time (scale: HF's float32 attention factor).
   bool cos_sin_blocks(const AngleSet& set, const RotaryRows& rows, float* cos, float* sin,
                       float scale, bool half) const;
+  // cos_sin's rows (or, for_apply, apply's values: A applied in float64 before rounding) through
+  // for_each_row: times a32 in float32 when it is not 1, in the half layout or interleaved.
+  bool cos_sin_rows(const AngleSet& set, const RotaryRows& rows, bool for_apply, float a32,
+                    bool half, float* cos, float* sin, RotaryAnchorCache* cache) const;
+  // cos_sin_rows of a multimodal spec's three position rows, each frequency's values from the row
+  // mrope_row names.
+  bool mrope_cos_sin(const AngleSet& set, const RotaryRows& rows, bool for_apply, float a32,
+                     bool half, float* cos, float* sin) const;
   // Calls row_fn(r, cos, sin) with each row's float32 values (times A when for_apply); when
   // direct_s / direct_c are given, the values are written there (row r at r * direct_stride, np
   // floats: the caller's rows must be that wide).
-  // for_each_row over three position rows (a multimodal spec): each row's values merged by
-  // mrope_row before row_fn sees them.
-  bool mrope_values(const AngleSet& set, const RotaryRows& rows, bool for_apply,
-                    Buffer<float>* merged) const;
-  template <class RowFn>
-  bool for_each_mrope_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
-                          RowFn row_fn) const;
   template <class RowFn>
   bool for_each_row(const AngleSet& set, const RotaryRows& rows, bool for_apply,
                     RotaryAnchorCache* cache, RowFn row_fn, float* direct_s = nullptr,
