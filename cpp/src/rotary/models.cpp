@@ -400,18 +400,13 @@ EncodingError read_layer(const Context& c, std::int64_t i, RotarySpec* spec, Mod
       block->find("rope_type") == nullptr && block->find("type") != nullptr &&
       std::string(rule.family) == "gemma3")
     block = nullptr;
-  // Gemma 4 without rope_parameters: Gemma4TextConfig's defaults per layer type.
+  // Gemma 4 without rope_parameters: Gemma4TextConfig's defaults for its full layers, parsed once
+  // (a JsonValue built member by member linked the copying of values and key vectors).
   static const JsonValue kGemma4Full = [] {
+    static const char kText[] =
+        R"({"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000})";
     JsonValue v;
-    v.type = JsonValue::Type::object;
-    JsonValue t, f, theta;
-    t.type = JsonValue::Type::string;
-    t.string = "proportional";
-    f.type = theta.type = JsonValue::Type::number;
-    f.number = 0.25;
-    theta.number = 1000000.0;
-    v.keys = {"rope_type", "partial_rotary_factor", "rope_theta"};
-    v.items = {t, f, theta};
+    detail::parse_json(kText, sizeof kText - 1, &v);
     return v;
   }();
   if (rule.head_dim == H::global_layers && block == nullptr && type == "full_attention") {
