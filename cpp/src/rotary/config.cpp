@@ -27,6 +27,11 @@ EncodingError wrong_type(const std::string& prefix, const char* key, const char*
   return wrong_type(prefix + key, what);
 }
 
+EncodingError wrong_entry(const std::string& prefix, const char* key, std::int64_t i,
+                          const char* what) {
+  return wrong_type(prefix + key + "[" + integer_text(i) + "]", what);
+}
+
 // Reads an optional number: *present false when absent or null.
 EncodingError read_number(const JsonValue& obj, const char* key, const std::string& prefix,
                           double* out, bool* present) {
@@ -62,7 +67,7 @@ EncodingError read_numbers(const JsonValue& obj, const char* key, const std::str
   for (std::size_t i = 0; i < v->items.size(); ++i) {
     const JsonValue& item = v->items[i];
     if (item.type != JsonValue::Type::number || !std::isfinite(item.number))
-      return wrong_type(prefix + key + "[" + integer_text(i) + "]", "a finite number");
+      return wrong_entry(prefix, key, static_cast<std::int64_t>(i), "a finite number");
     out->push_back(item.number);
   }
   return {};

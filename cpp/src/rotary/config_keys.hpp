@@ -16,6 +16,9 @@ const detail::JsonValue* member(const detail::JsonValue& obj, const char* key);
 EncodingError wrong_type(const std::string& name, const char* what);
 // The same for the key prefix + key (the name is built only here, when the error is returned).
 EncodingError wrong_type(const std::string& prefix, const char* key, const char* what);
+// The same for entry i of the list prefix + key ("config.layer_types[3]").
+EncodingError wrong_entry(const std::string& prefix, const char* key, std::int64_t i,
+                          const char* what);
 // An optional finite number: *present false when absent or null.
 EncodingError read_number(const detail::JsonValue& obj, const char* key, const std::string& prefix,
                           double* out, bool* present);

@@ -160,6 +160,12 @@ EncodingError bad_layer(const std::string& what) {
   return encoding_error(EncodingStatus::invalid_argument, "layer", what);
 }
 
+// Layer i of a per-layer list (layer_types, no_rope_layers) that is shorter.
+EncodingError beyond_list(const std::string& p, const char* key, std::size_t size, std::int64_t i) {
+  return bad_layer("must be below the length of " + p + key + " (" +
+                   integer_text(static_cast<std::int64_t>(size)) + "), got " + integer_text(i));
+}
+
 // The config's layer_types entry of layer i ("" when none), as written or as the rule fills it
 // in. use_rope: whether the layer rotates (no_rope_layers), for the rules that derive types
 // from it.
@@ -174,84 +180,85 @@ EncodingError layer_type_of(const JsonValue& cfg, const std::string& p, const Ro
     if (lt->type != JsonValue::Type::array)
       return wrong_type(p, "layer_types", "an array of strings");
     if (i >= static_cast<std::int64_t>(lt->items.size()))
-      return bad_layer("must be below the length of " + p + "layer_types (" +
-                       integer_text(static_cast<std::int64_t>(lt->items.size())) + "), got " +
-                       integer_text(i));
+      return beyond_list(p, "layer_types", lt->items.size(), i);
     const JsonValue& v = lt->items[static_cast<std::size_t>(i)];
-    if (v.type != JsonValue::Type::string)
-      return wrong_type(p + "layer_types[" + integer_text(i) + "]", "a string");
+    if (v.type != JsonValue::Type::string) return wrong_entry(p, "layer_types", i, "a string");
     *out = v.string;
     return {};
   }
+  // The rule's type of the layer (null: none), written to *out once at the end.
+  const char* sliding = "sliding_attention";
+  const char* full = "full_attention";
+  const char* type = nullptr;
   bool present = false;
   double n = rule.pattern_default;
   switch (rule.layer_types) {
     case T::none:
-      return {};
+      break;
     case T::sliding_pattern: {
       if (EncodingError e = read_number(cfg, "sliding_window_pattern", p, &n, &present); !e.ok())
         return e;
       if (!(n >= 1 && n == std::floor(n)))
         return wrong_type(p, "sliding_window_pattern", "an integer >= 1");
-      *out = (i + 1) % static_cast<std::int64_t>(n) != 0 ? "sliding_attention" : "full_attention";
+      type = (i + 1) % static_cast<std::int64_t>(n) != 0 ? sliding : full;
       if (rule.last_layer_full) {
         double layers = 0;
         if (EncodingError e = read_number(cfg, "num_hidden_layers", p, &layers, &present); !e.ok())
           return e;
-        if (present && static_cast<double>(i) == layers - 1) *out = "full_attention";
+        if (present && static_cast<double>(i) == layers - 1) type = full;
       }
-      return {};
+      break;
     }
     case T::alternate:
-      *out = (i + 1) % 2 != 0 ? "sliding_attention" : "full_attention";
-      return {};
+      type = (i + 1) % 2 != 0 ? sliding : full;
+      break;
     case T::full_interval: {
       if (EncodingError e = read_number(cfg, "full_attention_interval", p, &n, &present); !e.ok())
         return e;
       if (!(n >= 1 && n == std::floor(n)))
         return wrong_type(p, "full_attention_interval", "an integer >= 1");
-      *out = (i + 1) % static_cast<std::int64_t>(n) != 0 ? "linear_attention" : "full_attention";
-      return {};
+      type = (i + 1) % static_cast<std::int64_t>(n) != 0 ? "linear_attention" : full;
+      break;
     }
     case T::chunked_unless_nope:
-      *out = use_rope ? "chunked_attention" : "full_attention";
-      return {};
+      type = use_rope ? "chunked_attention" : full;
+      break;
     case T::sliding_from_window:
       *unnamed_sliding = member(cfg, "sliding_window") != nullptr;
-      return {};
+      break;
     case T::mistral_window:
       // MistralConfig: sliding_window defaults to 4096 when the key is absent; null: causal.
       *unnamed_sliding =
           cfg.find("sliding_window") == nullptr || member(cfg, "sliding_window") != nullptr;
-      return {};
+      break;
     case T::all_from_flag:
       *unnamed_sliding =
           truthy(cfg, "use_sliding_window", false) && member(cfg, "sliding_window") != nullptr;
-      return {};
+      break;
     case T::qwen2_moe_window: {
-      *out = "full_attention";
+      type = full;
       if (!truthy(cfg, "use_sliding_window", false) || member(cfg, "sliding_window") == nullptr)
-        return {};
+        break;
       double last = 28;  // Qwen2MoeConfig max_window_layers
       if (EncodingError e = read_number(cfg, "max_window_layers", p, &last, &present); !e.ok())
         return e;
-      *out = static_cast<double>(i) < last && i % 2 == 0 ? "sliding_attention" : "full_attention";
-      return {};
+      if (static_cast<double>(i) < last && i % 2 == 0) type = sliding;
+      break;
     }
     case T::qwen2_window: {
+      type = full;
       const JsonValue* use = member(cfg, "use_sliding_window");
       if (use == nullptr || use->type != JsonValue::Type::boolean || !use->boolean ||
-          member(cfg, "sliding_window") == nullptr) {
-        *out = "full_attention";
-        return {};
-      }
+          member(cfg, "sliding_window") == nullptr)
+        break;
       double first = 28;  // Qwen2Config max_window_layers
       if (EncodingError e = read_number(cfg, "max_window_layers", p, &first, &present); !e.ok())
         return e;
-      *out = static_cast<double>(i) >= first ? "sliding_attention" : "full_attention";
-      return {};
+      if (static_cast<double>(i) >= first) type = sliding;
+      break;
     }
   }
+  if (type != nullptr) *out = type;
   return {};
 }
 
@@ -262,16 +269,14 @@ EncodingError no_rope_rule(const JsonValue& cfg, const std::string& p, const Rot
   const JsonValue* list = member(cfg, "no_rope_layers");
   if (list != nullptr && list->type == JsonValue::Type::array && !list->items.empty()) {
     if (i >= static_cast<std::int64_t>(list->items.size()))
-      return bad_layer("must be below the length of " + p + "no_rope_layers (" +
-                       integer_text(static_cast<std::int64_t>(list->items.size())) + "), got " +
-                       integer_text(i));
+      return beyond_list(p, "no_rope_layers", list->items.size(), i);
     const JsonValue& v = list->items[static_cast<std::size_t>(i)];
     if (v.type == JsonValue::Type::boolean) {
       *use_rope = v.boolean;
     } else if (v.type == JsonValue::Type::number && (v.number == 0 || v.number == 1)) {
       *use_rope = v.number == 1;
     } else {
-      return wrong_type(p + "no_rope_layers[" + integer_text(i) + "]", "0, 1, true or false");
+      return wrong_entry(p, "no_rope_layers", i, "0, 1, true or false");
     }
     return {};
   }
@@ -366,7 +371,7 @@ EncodingError read_layer(const Context& c, std::int64_t i, RotarySpec* spec, Mod
   how.mrope_allowed = rule.multimodal != M::none;
   how.head_default = rule.head_dim_default;
   // GPTNeoXConfig.convert_rope_params_to_dict assigns partial_rotary_factor = rotary_pct.
-  if (std::string(rule.family) == "gpt_neox") how.partial_key = "rotary_pct";
+  if (std::string_view(rule.family) == "gpt_neox") how.partial_key = "rotary_pct";
   how.theta_default = rule.base_default;
   if (rule.head_dim == H::qk_rope) {
     how.head_key = "qk_rope_head_dim";
@@ -398,7 +403,7 @@ EncodingError read_layer(const Context& c, std::int64_t i, RotarySpec* spec, Mod
   // transformers 5 standardize_rope_params' setdefault).
   if (rule.rope == R::local_base && !per_type && is_object(block) &&
       block->find("rope_type") == nullptr && block->find("type") != nullptr &&
-      std::string(rule.family) == "gemma3")
+      std::string_view(rule.family) == "gemma3")
     block = nullptr;
   // Gemma 4 without rope_parameters: Gemma4TextConfig's defaults for its full layers, parsed once
   // (a JsonValue built member by member linked the copying of values and key vectors).
