@@ -7,7 +7,7 @@
 # `new Function`, so a strict Content-Security-Policy (script-src 'self' 'wasm-unsafe-eval')
 # works; it makes an embind call cost about 0.2 us more (README.md, "Binding design").
 #
-# Size (what an app loads stays under 90 KB gzipped; tests/js/size.test.mjs measures it):
+# Size (what an app loads stays under 100 KB gzipped; tests/js/size.test.mjs measures it):
 # emmalloc instead of dlmalloc (3 KB less gzipped; measured no slower: the API allocates at most a
 # few blocks per call), no exception or RTTI support linked in (the core neither throws nor uses
 # typeid; embind then identifies types by address, EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0), and

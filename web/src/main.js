@@ -13,6 +13,8 @@ import { setupExtrapolation } from './sections/extrapolation.js';
 import { setupRotary, setupRopeScaling } from './sections/rotary.js';
 import { setupAlibi } from './sections/alibi.js';
 import { setupSincos2d } from './sections/sincos2d.js';
+import { setupRopeLayers } from './sections/rope-layers.js';
+import { setupMrope } from './sections/mrope.js';
 
 async function main() {
   const pe = await init();
@@ -23,9 +25,10 @@ async function main() {
     example: [setupExample, pe],
     distance: [setupDistance, pe],
     rotary: [setupRotary, pe],
-    'rope-scaling': [setupRopeScaling, pe],
+    'rope-scaling': [(p) => { setupRopeScaling(p); setupRopeLayers(p); }, pe],
     alibi: [setupAlibi, pe],
     sincos2d: [setupSincos2d, pe],
+    mrope: [setupMrope, pe],
   };
   for (const [id, [setup, instance]] of Object.entries(sections)) {
     try {
