@@ -63,10 +63,11 @@ inline void rotate_row(const float* c, const float* s, RotaryLayout layout, std:
   }
   if (layout == RotaryLayout::deinterleave) {
     // DeepSeek-V3: q.view(.., d / 2, 2).transpose(-1, -2).reshape(.., d): evens, then odds.
+    // (copy_floats: inlined here the copy loop became a memcpy call, which Emscripten hands to
+    // JavaScript from 512 bytes on, once per head.)
     for (std::int64_t h = 0; h < heads; ++h) {
       float* head = row + h * hd;
-      for (std::int64_t j = 0; j < rd; ++j)
-        pairs[j] = head[j];
+      detail::copy_floats(pairs, head, static_cast<std::size_t>(rd));
       for (std::int64_t i = 0; i < n; ++i) {
         head[i] = pairs[2 * i];
         head[i + n] = pairs[2 * i + 1];
