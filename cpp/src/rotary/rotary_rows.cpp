@@ -81,11 +81,10 @@ inline void rotate_row(const float* c, const float* s, RotaryLayout layout, std:
 }
 
 // Multimodal apply: row r of x rotated by row r of the merged values (half layout, rd floats
-// apart), with the scalar kernels and compiled for size, so that apply's row loop stays the one
-// caller of the SIMD rotate_row (inlined there).
-POSENC_SMALL void rotate_merged(const float* cos, const float* sin, std::int64_t count,
-                                RotaryLayout layout, std::int64_t heads, std::int64_t hd,
-                                std::int64_t rd, float* x, float* pairs) {
+// apart), with the scalar kernels, so that apply's row loop stays the one caller of the SIMD
+// rotate_row (inlined there: a second caller had it outlined, a call per row).
+void rotate_merged(const float* cos, const float* sin, std::int64_t count, RotaryLayout layout,
+                   std::int64_t heads, std::int64_t hd, std::int64_t rd, float* x, float* pairs) {
   for (std::int64_t r = 0; r < count; ++r)
     rotate_row<false>(cos + r * rd, sin + r * rd, layout, heads, hd, rd, x + r * heads * hd, pairs);
 }
