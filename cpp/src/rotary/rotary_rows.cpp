@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "hot_entry.hpp"
 #include "rotary/angle_set.hpp"
@@ -230,19 +231,36 @@ POSENC_SMALL bool RotaryEmbedding::mrope_cos_sin(const AngleSet& set, const Rota
   const std::size_t len = static_cast<std::size_t>(rows.count * rd);
   Buffer<float> other;
   if (!other.resize(2 * len)) return false;
+  // h and w only for the rows where they differ from t: text tokens have t = h = w, and a value
+  // depends only on its position, so their t row already holds the h and w columns.
+  std::vector<double> moved;
+  std::vector<std::int64_t> at;
+  const double* t = rows.mrope_positions;
   for (int k = 0; k < 3; ++k) {
     RotaryRows one = rows;
     one.mrope_positions = nullptr;
-    one.positions = rows.mrope_positions + k * rows.count;
+    one.positions = t + k * rows.count;
+    if (k > 0) {
+      moved.clear();
+      at.clear();
+      for (std::int64_t r = 0; r < rows.count; ++r) {
+        if (one.positions[r] == t[r]) continue;
+        moved.push_back(one.positions[r]);
+        at.push_back(r);
+      }
+      if (at.empty()) continue;
+      one.positions = moved.data();
+      one.count = static_cast<std::int64_t>(at.size());
+    }
     float* co = k == 0 ? cos : other.data();
     float* so = k == 0 ? sin : other.data() + len;
     if (!cos_sin_rows(set, one, for_apply, a32, half, co, so, nullptr)) return false;
     if (k == 0) continue;
     for (std::int64_t j = 0; j < rd; ++j) {
       if (mrope_row(spec_, half ? j % n : j / 2) != k) continue;
-      for (std::int64_t r = 0; r < rows.count; ++r) {
-        cos[r * rd + j] = co[r * rd + j];
-        sin[r * rd + j] = so[r * rd + j];
+      for (std::size_t q = 0; q < at.size(); ++q) {
+        cos[at[q] * rd + j] = co[static_cast<std::int64_t>(q) * rd + j];
+        sin[at[q] * rd + j] = so[static_cast<std::int64_t>(q) * rd + j];
       }
     }
   }
