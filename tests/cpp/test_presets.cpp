@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "fixture_json.hpp"
 #include "oracle.hpp"
 #include "posenc/posenc.hpp"
 
@@ -16,13 +17,7 @@ using nlohmann::json;
 namespace {
 
 json load_fixture(const std::string& name) {
-  const std::string path = std::string(POSENC_FIXTURE_DIR) + "/presets/" + name + ".json";
-  std::ifstream in(path);
-  INFO("fixture " << path);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  return json::parse(text.str());
+  return load_fixture_json("presets/" + name + ".json");
 }
 
 // Runs one fixture case through posenc; returns the status and fills out.

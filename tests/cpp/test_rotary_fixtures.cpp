@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "fixture_json.hpp"
 #include "posenc/posenc.hpp"
 
 using namespace posenc;
@@ -21,13 +22,7 @@ using nlohmann::json;
 namespace {
 
 json load(const std::string& name) {
-  const std::string path = std::string(POSENC_FIXTURE_DIR) + "/" + name;
-  std::ifstream in(path);
-  INFO("fixture " << path);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  return json::parse(text.str());
+  return load_fixture_json(name);
 }
 
 const char* kHfConfigs[] = {"llama-2-7b",

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fixture_json.hpp"
 #include "posenc/posenc.hpp"
 
 using namespace posenc;
@@ -24,13 +25,7 @@ const char* const kModelFixtures[] = {
 };
 
 json load_model(const std::string& id) {
-  const std::string path = std::string(POSENC_FIXTURE_DIR) + "/rotary/models/" + id + ".json";
-  std::ifstream in(path);
-  INFO("fixture " << path);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  return json::parse(text.str());
+  return load_fixture_json("rotary/models/" + id + ".json");
 }
 
 const char* layout_name(RotaryLayout l) {
