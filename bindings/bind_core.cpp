@@ -36,6 +36,7 @@ PresetValue preset(int index) {
   spec.frequencies = p.spec.frequencies;
   spec.odd = p.spec.odd;
   spec.minDim = static_cast<int>(p.spec.min_dim);
+  spec.exactFrequencies = p.spec.exact_frequencies;
   return {p.name, p.source, spec, p.first_position, p.uses_padding_idx};
 }
 
@@ -80,7 +81,8 @@ EMSCRIPTEN_BINDINGS(posenc_core) {
       .field("layout", &SpecValue::layout)
       .field("frequencies", &SpecValue::frequencies)
       .field("odd", &SpecValue::odd)
-      .field("minDim", &SpecValue::minDim);
+      .field("minDim", &SpecValue::minDim)
+      .field("exactFrequencies", &SpecValue::exactFrequencies);
 
   value_object<PresetValue>("Preset")
       .field("name", &PresetValue::name)

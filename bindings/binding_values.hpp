@@ -69,6 +69,7 @@ struct SpecValue {
   posenc::Frequencies frequencies = posenc::Frequencies::paper;
   posenc::OddDim odd = posenc::OddDim::paper;
   int minDim = 1;
+  bool exactFrequencies = true;
 };
 
 inline posenc::Spec to_spec(const SpecValue& v) {
@@ -80,6 +81,7 @@ inline posenc::Spec to_spec(const SpecValue& v) {
   s.frequencies = v.frequencies;
   s.odd = v.odd;
   s.min_dim = v.minDim;
+  s.exact_frequencies = v.exactFrequencies;
   return s;
 }
 

@@ -102,6 +102,13 @@ export interface PresetInfo {
   readonly odd: OddDim;
   /** Smallest dim accepted. */
   readonly minDim: number;
+  /**
+   * true (`vaswani`, and every call without a preset): the frequencies are the real numbers
+   * m (b / m)^(-e), and each value is the float32 nearest to sin / cos of the real angle. false
+   * (the framework presets): the float64 frequencies `m * exp(-e * ln(b / m))`, each step rounded,
+   * and each value the float32 nearest to sin / cos of the position times that float64.
+   */
+  readonly exactFrequencies: boolean;
   /** Absolute position of row 0 with offset 0. */
   readonly firstPosition: number | 'paddingIdx + 1';
 }

@@ -1,10 +1,10 @@
 // libFuzzer target: arbitrary bytes become a Spec, RowPositions and a call (encode, add_to,
 // concat, shift). Whatever the input, the core must return a Status without crashing, reading or
 // writing out of bounds (ASan), or undefined behaviour (UBSan); ok results must be within [-1, 1]
-// for encode, match the scalar reference within 2 * 2^-22, and (issue #15) be the float32 nearest
-// to sin/cos of the exact p * w_i in every row with p * w_0 <= 2^31, checked in quad precision
-// (libquadmath) on up to 4096 values per input; a value within 2^-58 relative (+ 2^-72) of a
-// float32 midpoint may be either neighbour.
+// for encode, match the scalar reference within 2 * 2^-22, and (issues #15, #22) be the float32
+// nearest to sin/cos of the exact p * w_i (w_i the real number for exact_frequencies) in every row
+// with p * w_0 <= 2^31, checked in quad precision (libquadmath) on up to 4096 values per input; a
+// value within 2^-58 relative (+ 2^-72) of a float32 midpoint may be either neighbour.
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -32,8 +32,18 @@ bool correctly_rounded(const posenc::Spec& spec, double p, std::int64_t col, flo
     i = sine ? col : col - c.sines;
   }
   if (c.sines == 0 || !(p * posenc::frequency(spec, 0) <= 2147483648.0)) return true;
-  const double w = posenc::frequency(spec, i);
-  const __float128 x = static_cast<__float128>(p) * static_cast<__float128>(w);
+  // The frequency: the real m (b / m)^(-e_i) in quad (exact_frequencies, the paper's formula), or
+  // the spec's float64 (framework presets).
+  __float128 w = posenc::frequency(spec, i);
+  if (spec.exact_frequencies) {
+    const __float128 m = spec.min_timescale;
+    const __float128 e =
+        spec.frequencies == posenc::Frequencies::paper
+            ? static_cast<__float128>(2 * i) / static_cast<__float128>(spec.dim)
+            : static_cast<__float128>(i) / static_cast<__float128>(c.sines > 1 ? c.sines - 1 : 1);
+    w = m * powq(static_cast<__float128>(spec.base) / m, -e);
+  }
+  const __float128 x = static_cast<__float128>(p) * w;
   const __float128 q = sine ? sinq(x) : cosq(x);
   const float f = static_cast<float>(q);
   if (v == f) return true;
@@ -55,7 +65,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   spec.layout = static_cast<posenc::Layout>(in.take<std::uint8_t>() % 3);
   spec.frequencies = static_cast<posenc::Frequencies>(in.take<std::uint8_t>() % 3);
   spec.odd = static_cast<posenc::OddDim>(in.take<std::uint8_t>() % 4);
-  spec.min_dim = in.take<std::uint8_t>() % 6;
+  const std::uint8_t flags = in.take<std::uint8_t>();
+  spec.min_dim = flags % 6;
+  spec.exact_frequencies =
+      (flags & 0x80) == 0;            // the framework presets' float64 frequencies when set
   if (in.take<std::uint8_t>() & 1) {  // sensible parameters half the time, so encode runs
     spec.base = 10000.0;
     spec.min_timescale = 1.0;

@@ -35,6 +35,7 @@ export function readCore(Module) {
       frequencies: spec.frequencies.value,
       odd: spec.odd.value,
       minDim: spec.minDim,
+      exactFrequencies: spec.exactFrequencies,
       firstPosition,
       usesPaddingIdx,
     });
@@ -76,6 +77,7 @@ export function readCore(Module) {
         frequencies: Module.Frequencies[frequencies[s.frequencies]],
         odd: Module.OddDim[oddDims[s.odd]],
         minDim: s.minDim,
+        exactFrequencies: s.exactFrequencies,
       });
     },
 

@@ -34,6 +34,7 @@ export function createSpecs(core) {
       frequencies: preset.frequencies,
       odd: preset.odd,
       minDim: preset.minDim,
+      exactFrequencies: preset.exactFrequencies,
     };
     if (options.base !== undefined) spec.base = checkNumber(fn, 'base', options.base, { above: 1 });
     if (options.minTimescale !== undefined) {
@@ -62,7 +63,7 @@ export function createSpecs(core) {
   }
 
   function specKey(s) {
-    return `${s.dim}|${s.base}|${s.minTimescale}|${s.layout}|${s.frequencies}|${s.odd}|${s.minDim}`;
+    return `${s.dim}|${s.base}|${s.minTimescale}|${s.layout}|${s.frequencies}|${s.odd}|${s.minDim}|${s.exactFrequencies}`;
   }
 
   const presets = Object.freeze(
@@ -74,6 +75,7 @@ export function createSpecs(core) {
         frequencies: names.frequencies[p.frequencies],
         odd: names.odd[p.odd],
         minDim: p.minDim,
+        exactFrequencies: p.exactFrequencies,
         firstPosition: p.usesPaddingIdx ? 'paddingIdx + 1' : p.firstPosition,
       }),
     ),

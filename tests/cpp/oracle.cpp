@@ -121,10 +121,107 @@ double error_of(double v, double p, double w, bool cosine) {
   return static_cast<double>(e < 0 ? -e : e);
 }
 
-Rounded rounded_sin_cos(double p, double w, bool cosine) {
+namespace {
+
+quad quad_abs(quad x) {
+  return x < 0 ? -x : x;
+}
+
+// ln x for a finite x > 0: x = 2^e m, sqrt(1/2) <= m < sqrt(2), ln m = 2 atanh(u) with
+// u = (m - 1) / (m + 1), |u| <= 0.1716, the series summed until its terms are below 2^-120 of the
+// sum; ln 2 from the same series at u = 1/3.
+quad atanh_series(quad u) {
+  const quad z = u * u;
+  quad term = u, sum = u;
+  for (int k = 3; quad_abs(term) > quad_abs(sum) * static_cast<quad>(0x1p-120); k += 2) {
+    term *= z;
+    sum += term / k;
+  }
+  return 2 * sum;
+}
+
+quad ln2() {
+  static const quad value = atanh_series(static_cast<quad>(1) / 3);
+  return value;
+}
+
+quad series_log(quad x) {
+  int e = 0;
+  quad m = x;
+  while (m >= 2) {
+    m /= 2;
+    ++e;
+  }
+  while (m < 1) {
+    m *= 2;
+    --e;
+  }
+  if (m > static_cast<quad>(1.4142135623730950488)) {
+    m /= 2;
+    ++e;
+  }
+  return atanh_series((m - 1) / (m + 1)) + e * ln2();
+}
+
+// e^x for |x| < 11000: x = k ln 2 + r, e^r = (e^(r / 256))^256 from the Taylor series.
+quad series_exp(quad x) {
+  const double k = std::nearbyint(static_cast<double>(x / ln2()));
+  const quad r = (x - static_cast<quad>(k) * ln2()) / 256;
+  quad term = 1, sum = 1;
+  for (int n = 1; quad_abs(term) > static_cast<quad>(0x1p-120); ++n) {
+    term = term * r / n;
+    sum += term;
+  }
+  for (int s = 0; s < 8; ++s)
+    sum *= sum;
+  int ki = static_cast<int>(k);
+  for (; ki > 0; --ki)
+    sum *= 2;
+  for (; ki < 0; ++ki)
+    sum /= 2;
+  return sum;
+}
+
+quad quad_of(QuadFrequency w) {
+  return static_cast<quad>(w.hi) + static_cast<quad>(w.lo);
+}
+
+}  // namespace
+
+QuadFrequency real_frequency(const posenc::Spec& spec, std::int64_t i) {
+  const posenc::Columns c = posenc::columns_of(spec);
+  const quad e = spec.frequencies == posenc::Frequencies::paper
+                     ? static_cast<quad>(2 * i) / static_cast<quad>(spec.dim)
+                     : static_cast<quad>(i) / static_cast<quad>(c.sines > 1 ? c.sines - 1 : 1);
+  const quad m = static_cast<quad>(spec.min_timescale);
+  const quad range = series_log(static_cast<quad>(spec.base)) - series_log(m);
+  const quad w = series_exp(series_log(m) - e * range);
+  QuadFrequency q;
+  q.hi = static_cast<double>(w);
+  q.lo = static_cast<double>(w - static_cast<quad>(q.hi));
+  return q;
+}
+
+#if defined(__EMSCRIPTEN__)
+double series_exp_error(double) {
+  return 0.0;
+}
+double series_log_error(double) {
+  return 0.0;
+}
+#else
+double series_exp_error(double x) {
+  return static_cast<double>(quad_abs(series_exp(x) / expq(x) - 1));
+}
+double series_log_error(double x) {
+  return static_cast<double>(quad_abs((series_log(x) - logq(x)) / logq(x)));
+}
+#endif
+
+namespace {
+
+Rounded rounded_of(quad q) {
   Rounded r;
-  const quad x = static_cast<quad>(p) * static_cast<quad>(w);  // exact: 106 <= 113 bits
-  const quad q = cosine ? quad_cos(x) : quad_sin(x);
   r.value = static_cast<float>(q);
   const quad f = static_cast<quad>(r.value);
   r.other = std::nextafter(r.value, q > f ? 2.0f : -2.0f);
@@ -135,19 +232,58 @@ Rounded rounded_sin_cos(double p, double w, bool cosine) {
   return r;
 }
 
+}  // namespace
+
+Rounded rounded_sin_cos(double p, double w, bool cosine) {
+  const quad x = static_cast<quad>(p) * static_cast<quad>(w);  // exact: 106 <= 113 bits
+  return rounded_of(cosine ? quad_cos(x) : quad_sin(x));
+}
+
+double error_of(double v, double p, QuadFrequency w, bool cosine) {
+  const quad x = static_cast<quad>(p) * quad_of(w);
+  return static_cast<double>(quad_abs(static_cast<quad>(v) - (cosine ? quad_cos(x) : quad_sin(x))));
+}
+
+Rounded rounded_sin_cos(double p, QuadFrequency w, bool cosine) {
+  const quad x = static_cast<quad>(p) * quad_of(w);
+  return rounded_of(cosine ? quad_cos(x) : quad_sin(x));
+}
+
+namespace {
+
+// The frequency of a spec's column i as the oracle takes it: the real number (exact_frequencies)
+// or the spec's float64.
+QuadFrequency oracle_frequency(const posenc::Spec& spec, std::int64_t i) {
+  if (spec.exact_frequencies) return real_frequency(spec, i);
+  return QuadFrequency{posenc::frequency(spec, i), 0.0};
+}
+
+}  // namespace
+
 Rounded rounded(const posenc::Spec& spec, double p, std::int64_t col) {
   const Column c = column_of(spec, col);
   if (c.frequency < 0) return Rounded{};
-  return rounded_sin_cos(p, posenc::frequency(spec, c.frequency), !c.sine);
+  return rounded_sin_cos(p, oracle_frequency(spec, c.frequency), !c.sine);
 }
 
 std::int64_t count_misrounded(const posenc::Spec& spec, const std::vector<double>& positions,
                               const std::vector<float>& table, std::int64_t* ties) {
   REQUIRE(table.size() == positions.size() * static_cast<std::size_t>(spec.dim));
   std::int64_t bad = 0;
+  // Each column's frequency once (the oracle's exp and log are slow in quad precision).
+  std::vector<Column> columns;
+  std::vector<QuadFrequency> w;
+  for (std::int64_t col = 0; col < spec.dim; ++col) {
+    columns.push_back(column_of(spec, col));
+    const std::int64_t i = columns.back().frequency;
+    w.push_back(i < 0 ? QuadFrequency{} : oracle_frequency(spec, i));
+  }
   for (std::size_t r = 0; r < positions.size(); ++r) {
     for (std::int64_t col = 0; col < spec.dim; ++col) {
-      const Rounded want = rounded(spec, positions[r], col);
+      const auto u = static_cast<std::size_t>(col);
+      const Rounded want = columns[u].frequency < 0
+                               ? Rounded{}
+                               : rounded_sin_cos(positions[r], w[u], !columns[u].sine);
       const float got = table[r * static_cast<std::size_t>(spec.dim) + col];
       if (ties != nullptr && want.tie) ++*ties;
       if (!acceptable(got, want)) {

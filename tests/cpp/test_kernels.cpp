@@ -77,17 +77,23 @@ struct SimdKernels {
 
 // A spec's frequencies as the kernels read them (padded with the last one).
 struct KernelFrequencies {
-  std::vector<double> w;
-  explicit KernelFrequencies(const Spec& spec) : w(SinusoidalEncoder(spec).frequencies()) {
-    const double last = w.empty() ? 0.0 : w.back();
-    w.resize(static_cast<std::size_t>(
-                 std::max<std::int64_t>(pd::kernel_pad(static_cast<std::int64_t>(w.size())), 4)),
-             last);
+  std::vector<double> w, lo;  // lo: the low parts of exact frequencies (empty otherwise)
+  explicit KernelFrequencies(const Spec& spec) {
+    const auto n = static_cast<std::size_t>(columns_of(spec).sines);
+    w.resize(n);
+    lo.resize(n);
+    frequencies(spec, w.data(), lo.data());
+    const auto padded = static_cast<std::size_t>(
+        std::max<std::int64_t>(pd::kernel_pad(static_cast<std::int64_t>(n)), 4));
+    w.resize(padded, n == 0 ? 0.0 : w[n - 1]);
+    lo.resize(padded, n == 0 ? 0.0 : lo[n - 1]);
+    if (!spec.exact_frequencies) lo.clear();
   }
   std::int64_t size() const { return static_cast<std::int64_t>(w.size()); }
   pd::SplitFrequencies split() const {
     pd::SplitFrequencies F;
     F.w = w.data();
+    if (!lo.empty()) F.lo = lo.data();
     return F;
   }
 };
@@ -113,6 +119,10 @@ std::vector<Spec> specs_for(std::int64_t dim) {
       specs.push_back(s);
     }
   }
+  // The float64 frequencies of the framework presets (no low parts) once per dim.
+  Spec rounded = specs.front();
+  rounded.exact_frequencies = false;
+  specs.push_back(rounded);
   return specs;
 }
 
@@ -279,7 +289,8 @@ TEST_CASE("the SIMD kernels equal the scalar kernels bit for bit", "[kernels]") 
 }
 #endif
 
-// sincos_row (anchors and the angle-addition table) is within d = 2^-52 of the exact values: the
+// sincos_row (anchors and the angle-addition table) is within d = 2^-52 of the exact values (the
+// angles of the real frequencies, through their low parts): the
 // error bounds of encode.cpp rest on it (they assume d = 2^-52; about 2^-53 is measured).
 template <class K>
 double sincos_row_error() {
@@ -297,7 +308,7 @@ double sincos_row_error() {
       const double p = k < 64 ? static_cast<double>(k) : std::floor(any(rng));
       K::sincos_row(freqs.split(), n, p, s.data(), c.data());
       for (std::int64_t i = 0; i < 256; ++i) {
-        const double w = freqs.w[static_cast<std::size_t>(i)];
+        const oracle::QuadFrequency w = oracle::real_frequency(spec, i);
         worst = std::max(
             {worst, oracle::error_of(s[i], p, w, false), oracle::error_of(c[i], p, w, true)});
       }
@@ -324,12 +335,12 @@ TEST_CASE("the hard-case path rounds correctly on its own", "[kernels]") {
   for (int k = 0; k < 20000; ++k) {
     const double p = k % 3 == 0 ? position(rng) : std::floor(position(rng)), w = frequency(rng);
     for (bool cosine : {false, true})
-      bad += !oracle::acceptable(pd::rounded_exact(p, w, cosine),
+      bad += !oracle::acceptable(pd::rounded_exact(p, w, 0.0, cosine),
                                  oracle::rounded_sin_cos(p, w, cosine));
   }
   CHECK(bad == 0);
-  CHECK(pd::rounded_exact(0.0, 0.5, false) == 0.0f);
-  CHECK(pd::rounded_exact(0.0, 0.5, true) == 1.0f);
+  CHECK(pd::rounded_exact(0.0, 0.5, 0x1p-60, false) == 0.0f);
+  CHECK(pd::rounded_exact(0.0, 0.5, 0x1p-60, true) == 1.0f);
 }
 
 TEST_CASE("SinusoidalEncoder calls in chunks agree with the oracle and with one call",

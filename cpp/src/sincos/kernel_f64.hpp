@@ -46,8 +46,8 @@ inline void rotate_to_f32(const double* sa, const double* ca, const double* sd, 
 // for the rare hard cases.
 inline void rotate1_exact(const double* sa, const double* ca, const double* sd, const double* cd,
                           std::int64_t i, double p, const double* w, float& s, float& c) {
-  s = rounded(sa[i] * cd[i] + ca[i] * sd[i], p, w[i], false);
-  c = rounded(ca[i] * cd[i] - sa[i] * sd[i], p, w[i], true);
+  s = rounded(sa[i] * cd[i] + ca[i] * sd[i], p, w[i], 0.0, false);
+  c = rounded(ca[i] * cd[i] - sa[i] * sd[i], p, w[i], 0.0, true);
 }
 
 inline void rotate_to_f32_exact(const double* sa, const double* ca, const double* sd,
@@ -122,8 +122,8 @@ inline void rotate4_exact(const double* sa, const double* ca, const double* sd, 
   s4 = round4(sv[0], sv[1], hs);
   c4 = round4(cv[0], cv[1], hc);
   if (wasm_v128_any_true(wasm_v128_or(hs, hc))) {
-    s4 = fix_hard(s4, hs, p, w + i, false);
-    c4 = fix_hard(c4, hc, p, w + i, true);
+    s4 = fix_hard(s4, hs, p, SplitFrequencies{w}, i, false);
+    c4 = fix_hard(c4, hc, p, SplitFrequencies{w}, i, true);
   }
 }
 

@@ -2,18 +2,21 @@
 // p * w as a double-double, its reduction by pi/2, the float64 sine/cosine polynomials, the
 // hard-case test of the correctly rounded float32 result, and the row layout.
 //
-// What is computed: for a position p and a frequency w (both float64, w = frequency(spec, i)),
-// the float32 nearest to sin(p w) and cos(p w), where p w is the exact real product (no float64
-// rounding of the angle: that rounding alone moves 0.45% of the floats at positions near 2^24).
+// What is computed: for a position p and a frequency w (a float64, or the double-double w + wlo
+// that carries a real frequency such as 10000^(-2i/d) to about 2^-100 relative), the float32
+// nearest to sin(p w) and cos(p w), where p w is the exact real product (no float64 rounding of
+// the angle: that rounding alone moves 0.45% of the floats at positions near 2^24; nor of the
+// frequency: rounding 10000^(-2i/d) to a double moves 0.9% of them at positions near 2^24).
 //
 // 1. Exact angle: w = hi + lo (Dekker split, hi with 26 significant bits) and likewise p, so that
-//    x = p w = xh + xl exactly (TwoProduct without FMA; wasm has none).
+//    p w = xh + xl exactly (TwoProduct without FMA; wasm has none); p wlo is added to xl in float64
+//    (rounding below 2^-75 at the largest angle).
 // 2. Reduction (Cody-Waite in double-double): k = nearest(xh * 2/pi) (|k| < 2^31 while
 //    x <= kReduceLimit), pi/2 = C1 + C2 + C3 + C4 with C1..C3 of 22 significant bits (k * Ci
 //    exact) and C4 of 53 (pi/2 - C1 - C2 - C3 - C4 < 2^-126). xh - k C1 is exact (Sterbenz), the
 //    next two subtractions are TwoSums, the tails are added in float64: r = rh + rl with
-//    |r - (x - k pi/2)| < 2^-74 for x <= 2^31 (2^-82 for x <= 2^24): the largest rounding is that
-//    of xl - k C4, |xl| <= 2^-53 |xh|.
+//    |r - (x - k pi/2)| < 2^-73 for x <= 2^31 (2^-81 for x <= 2^24): the largest rounding is that
+//    of xl - k C4, |xl| <= 2^-52 |xh|.
 // 3. Polynomials on |rh| <= pi/4 + 2^-30: the fdlibm __kernel_sin/__kernel_cos coefficients (six
 //    terms, truncation error below 2^-58), with rl folded in to first order (sin(rh + rl) =
 //    sin rh + rl cos rh, |rl| <= 2^-53 |rh|). Error of (s, c): about one float64 ulp, at most
@@ -29,9 +32,9 @@
 //    same double-double angle and reduction, then the Taylor series of sin and cos in
 //    double-double arithmetic (the same code in every build: no long double, which is software
 //    quad under wasm and would add about 8 KB gzipped), rounded once to float32. It is exact to
-//    within 2^-74 absolute (2^-82 below 2^24 radians) plus 2^-95 relative: a value is correctly
-//    rounded unless the exact value lies that close to a float32 midpoint (no such case is known;
-//    the tests count them).
+//    within 2^-73 absolute (2^-81 below 2^24 radians; plus the real frequency's 2^-100 relative)
+//    plus 2^-95 relative: a value is correctly rounded unless the exact value lies that close to a
+//    float32 midpoint (no such case is known; the tests count them).
 #pragma once
 
 #include <cmath>
@@ -80,16 +83,25 @@ struct RowLayout {
 // copies of the last frequency (0 when there is none), so padding lanes compute values that are
 // never written but behave like real ones. (The kernels split each w for the exact products: three
 // operations, cheaper in wasm memory and module size than stored halves.)
+//
+// A frequency that is a real number rather than a double (the paper's 10000^(-2i/d)) is carried as
+// the double-double w[i] + lo[i] (|lo[i]| <= ulp(w[i]) / 2, about 2^-100 relative from the real
+// value: SinusoidalEncoder); lo is nullptr when the frequencies are the doubles w[i] themselves
+// (framework presets, RoPE from a config.json), and then every result is the same bits as with
+// lo[i] = 0.
 struct SplitFrequencies {
   const double* w = nullptr;
+  const double* lo = nullptr;
+  double low(std::int64_t i) const { return lo != nullptr ? lo[i] : 0.0; }
 };
 
-// x = p w = xh + xl exactly (p = ph + pl and w = wh + wl split; no underflow for the angles
-// posenc meets: |w| >= 2^-1000 or w = 0).
-inline void two_product(double p, double ph, double pl, double w, double wh, double wl, double& xh,
-                        double& xl) {
+// x = p (w + wlo) = xh + xl: p w exactly (p = ph + pl and w = wh + wl split; no underflow for the
+// angles posenc meets: |w| >= 2^-1000 or w = 0), plus p wlo in float64 (|p wlo| <= 2^-53 |xh|,
+// rounded by at most 2^-106 |xh|: 2^-75 at the largest angle, 2^31). |xl| <= 2^-52 |xh|.
+inline void two_product(double p, double ph, double pl, double w, double wh, double wl, double wlo,
+                        double& xh, double& xl) {
   xh = p * w;
-  xl = (((ph * wh - xh) + ph * wl) + pl * wh) + pl * wl;
+  xl = ((((ph * wh - xh) + ph * wl) + pl * wh) + pl * wl) + p * wlo;
 }
 
 // x = xh + xl (0 <= xh <= kReduceLimit) = k pi/2 + rh + rl; returns k as a double holding an
@@ -160,10 +172,10 @@ inline void sincos_reduced_lite(double r, double& s, double& c) {
 
 // sin and cos of the exact p w (0 <= p w <= kReduceLimit), float64 within 2^-53 absolute.
 // ph, pl: split(p); wh, wl: split(w).
-inline void sincos_f64(double p, double ph, double pl, double w, double wh, double wl, double& s,
-                       double& c) {
+inline void sincos_f64(double p, double ph, double pl, double w, double wh, double wl, double wlo,
+                       double& s, double& c) {
   double xh, xl, rh, rl, sr, cr;
-  two_product(p, ph, pl, w, wh, wl, xh, xl);
+  two_product(p, ph, pl, w, wh, wl, wlo, xh, xl);
   const double k = reduce_pio2(xh, xl, rh, rl);
   sincos_reduced_f64(rh, rl, sr, cr);
   apply_quadrant(static_cast<std::int64_t>(k), sr, cr, s, c);
@@ -171,9 +183,9 @@ inline void sincos_f64(double p, double ph, double pl, double w, double wh, doub
 
 // The same within 2^-51 (reduce_pio2_lite): the direct rows.
 inline void sincos_f64_lite(double p, double ph, double pl, double w, double wh, double wl,
-                            double& s, double& c) {
+                            double wlo, double& s, double& c) {
   double xh, xl, r, sr, cr;
-  two_product(p, ph, pl, w, wh, wl, xh, xl);
+  two_product(p, ph, pl, w, wh, wl, wlo, xh, xl);
   const double k = reduce_pio2_lite(xh, xl, r);
   sincos_reduced_lite(r, sr, cr);
   apply_quadrant(static_cast<std::int64_t>(k), sr, cr, s, c);
@@ -194,16 +206,17 @@ inline float round_checked(double v, bool& hard) {
   return lo;
 }
 
-// The float32 nearest to sin(p w) (cosine = false) or cos(p w), p w the exact product,
-// 0 <= p w <= kReduceLimit: the hard-case path of step 4 (not inlined, it is rare).
-float rounded_exact(double p, double w, bool cosine);
+// The float32 nearest to sin(p w) (cosine = false) or cos(p w), p w the exact product with the
+// frequency w + wlo (two_product), 0 <= p w <= kReduceLimit: the hard-case path of step 4 (not
+// inlined, it is rare).
+float rounded_exact(double p, double w, double wlo, bool cosine);
 
 // v (a float64 value of sin or cos(p w) within kHardMargin of it) rounded to the nearest float32:
 // round_checked, and the hard cases through rounded_exact.
-inline float rounded(double v, double p, double w, bool cosine) {
+inline float rounded(double v, double p, double w, double wlo, bool cosine) {
   bool hard;
   const float f = round_checked(v, hard);
-  return hard ? rounded_exact(p, w, cosine) : f;
+  return hard ? rounded_exact(p, w, wlo, cosine) : f;
 }
 
 // out = v (Add = false) or out = out * scale + v (Add = true).

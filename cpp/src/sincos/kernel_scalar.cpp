@@ -57,7 +57,7 @@ void sincos_row(const SplitFrequencies& F, std::int64_t n, double p, double* s, 
   for (std::int64_t i = 0; i < n; ++i) {
     double wh, wl;
     split(F.w[i], wh, wl);
-    sincos_f64(p, ph, pl, F.w[i], wh, wl, s[i], c[i]);
+    sincos_f64(p, ph, pl, F.w[i], wh, wl, F.low(i), s[i], c[i]);
   }
 }
 
@@ -68,10 +68,11 @@ void direct_row(const RowLayout& L, const SplitFrequencies& F, double p, bool ad
   dispatch(L, add, scale, out, [&](std::int64_t i, float* s, float* c) {
     for (int k = 0; k < 4; ++k) {
       double sv, cv, wh, wl;
-      split(F.w[i + k], wh, wl);
-      sincos_f64_lite(p, ph, pl, F.w[i + k], wh, wl, sv, cv);
-      s[k] = rounded(sv, p, F.w[i + k], false);
-      c[k] = rounded(cv, p, F.w[i + k], true);
+      const double w = F.w[i + k], wlo = F.low(i + k);
+      split(w, wh, wl);
+      sincos_f64_lite(p, ph, pl, w, wh, wl, wlo, sv, cv);
+      s[k] = rounded(sv, p, w, wlo, false);
+      c[k] = rounded(cv, p, w, wlo, true);
     }
   });
 }
@@ -85,15 +86,15 @@ void rotate_rows(const RowLayout& L, const SplitFrequencies& F, const double* sa
   dispatch(L, add, scale, plus, [&](std::int64_t i, float* s, float* c) {
     for (int k = 0; k < 4; ++k) {
       const std::int64_t j = i + k;
-      s[k] = rounded(sa[j] * cd[j] + ca[j] * sd[j], pp, F.w[j], false);
-      c[k] = rounded(ca[j] * cd[j] - sa[j] * sd[j], pp, F.w[j], true);
+      s[k] = rounded(sa[j] * cd[j] + ca[j] * sd[j], pp, F.w[j], F.low(j), false);
+      c[k] = rounded(ca[j] * cd[j] - sa[j] * sd[j], pp, F.w[j], F.low(j), true);
     }
   });
   dispatch(L, add, scale, minus, [&](std::int64_t i, float* s, float* c) {
     for (int k = 0; k < 4; ++k) {
       const std::int64_t j = i + k;
-      s[k] = rounded(sa[j] * cd[j] - ca[j] * sd[j], pm, F.w[j], false);
-      c[k] = rounded(ca[j] * cd[j] + sa[j] * sd[j], pm, F.w[j], true);
+      s[k] = rounded(sa[j] * cd[j] - ca[j] * sd[j], pm, F.w[j], F.low(j), false);
+      c[k] = rounded(ca[j] * cd[j] + sa[j] * sd[j], pm, F.w[j], F.low(j), true);
     }
   });
 }
@@ -106,8 +107,8 @@ void rotate_row(const RowLayout& L, const SplitFrequencies& F, const double* sa,
     for (int k = 0; k < 4; ++k) {
       const std::int64_t j = i + k;
       const double x = sa[j] * cd[j], y = ca[j] * sd[j], z = ca[j] * cd[j], v = sa[j] * sd[j];
-      s[k] = rounded(minus ? x - y : x + y, p, F.w[j], false);
-      c[k] = rounded(minus ? z + v : z - v, p, F.w[j], true);
+      s[k] = rounded(minus ? x - y : x + y, p, F.w[j], F.low(j), false);
+      c[k] = rounded(minus ? z + v : z - v, p, F.w[j], F.low(j), true);
     }
   });
 }
@@ -170,11 +171,11 @@ float round_dd(DD v) {
 
 }  // namespace
 
-float rounded_exact(double p, double w, bool cosine) {
+float rounded_exact(double p, double w, double wlo, bool cosine) {
   double ph, pl, wh, wl, xh, xl, rh, rl;
   split(p, ph, pl);
   split(w, wh, wl);
-  two_product(p, ph, pl, w, wh, wl, xh, xl);
+  two_product(p, ph, pl, w, wh, wl, wlo, xh, xl);
   if (xh == 0.0) return cosine ? 1.0f : 0.0f;
   const double k = reduce_pio2(xh, xl, rh, rl);
   // sin and cos of r = rh + rl (|r| <= pi/4 + 2^-30) by their Taylor series in double-double:

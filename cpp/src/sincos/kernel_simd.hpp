@@ -47,6 +47,7 @@ inline void two_product(v128_t p, v128_t ph, v128_t pl, const SplitFrequencies& 
   const v128_t wh = sub(t, sub(t, w)), wl = sub(w, wh);  // detail::split
   xh = mul(p, w);
   xl = add(add(add(sub(mul(ph, wh), xh), mul(ph, wl)), mul(pl, wh)), mul(pl, wl));
+  if (F.lo != nullptr) xl = add(xl, mul(p, wasm_v128_load(F.lo + i)));
 }
 
 // See detail::reduce_pio2: returns k (float64 integers), sets r = rh + rl.
@@ -175,16 +176,16 @@ inline v128_t round4(v128_t v0, v128_t v1, v128_t& hard) {
   return lo;
 }
 
-// Replaces the hard lanes of v (frequencies w[0..3] at position p) by rounded_exact. Rare: not
+// Replaces the hard lanes of v (frequencies i..i+3 of F at position p) by rounded_exact. Rare: not
 // inlined.
-[[gnu::noinline]] inline v128_t fix_hard(v128_t v, v128_t hard, double p, const double* w,
-                                         bool cosine) {
+[[gnu::noinline]] inline v128_t fix_hard(v128_t v, v128_t hard, double p, const SplitFrequencies& F,
+                                         std::int64_t i, bool cosine) {
   alignas(16) float values[4];
   alignas(16) std::uint32_t flags[4];
   wasm_v128_store(values, v);
   wasm_v128_store(flags, hard);
   for (int k = 0; k < 4; ++k) {
-    if (flags[k] != 0) values[k] = rounded_exact(p, w[k], cosine);
+    if (flags[k] != 0) values[k] = rounded_exact(p, F.w[i + k], F.low(i + k), cosine);
   }
   return wasm_v128_load(values);
 }
@@ -270,8 +271,8 @@ inline void write_row_with(const RowLayout& L, bool add, float scale, float* out
         c = round4(c0, c1, hc);
         apply_quadrant(quadrants(k0, k1), s, c, hs, hc);
         if (wasm_v128_any_true(wasm_v128_or(hs, hc))) {
-          s = fix_hard(s, hs, p, F.w + i, false);
-          c = fix_hard(c, hc, p, F.w + i, true);
+          s = fix_hard(s, hs, p, F, i, false);
+          c = fix_hard(c, hc, p, F, i, true);
         }
       });
 }
@@ -322,13 +323,13 @@ inline void write_rows(const RowLayout& L, bool add, float scale, float* plus, f
 }
 
 // The hard lanes of one group of rotate_rows, recomputed (rare: not inlined).
-[[gnu::noinline]] inline void fix_group(const double* w, double pp, double pm, v128_t& sp,
-                                        v128_t& cp, v128_t& sm, v128_t& cm, v128_t hsp, v128_t hcp,
-                                        v128_t hsm, v128_t hcm) {
-  sp = fix_hard(sp, hsp, pp, w, false);
-  cp = fix_hard(cp, hcp, pp, w, true);
-  sm = fix_hard(sm, hsm, pm, w, false);
-  cm = fix_hard(cm, hcm, pm, w, true);
+[[gnu::noinline]] inline void fix_group(const SplitFrequencies& F, std::int64_t i, double pp,
+                                        double pm, v128_t& sp, v128_t& cp, v128_t& sm, v128_t& cm,
+                                        v128_t hsp, v128_t hcp, v128_t hsm, v128_t hcm) {
+  sp = fix_hard(sp, hsp, pp, F, i, false);
+  cp = fix_hard(cp, hcp, pp, F, i, true);
+  sm = fix_hard(sm, hsm, pm, F, i, false);
+  cm = fix_hard(cm, hcm, pm, F, i, true);
 }
 
 // See scalar::rotate_rows: the four products are shared by the two rows.
@@ -336,7 +337,6 @@ inline void rotate_rows(const RowLayout& L, const SplitFrequencies& F, const dou
                         const double* ca, const double* sd, const double* cd, double a, double d,
                         bool add_to, float scale, float* plus, float* minus) {
   const double pp = a + d, pm = a - d;
-  const double* w = F.w;
   auto group = [=](std::int64_t i, v128_t& sp, v128_t& cp, v128_t& sm, v128_t& cm) {
     v128_t x[2], y[2], z[2], v[2];
     for (int h = 0; h < 2; ++h) {
@@ -354,7 +354,7 @@ inline void rotate_rows(const RowLayout& L, const SplitFrequencies& F, const dou
     sm = round4(sub(x[0], y[0]), sub(x[1], y[1]), hsm);
     cm = round4(add(z[0], v[0]), add(z[1], v[1]), hcm);
     if (wasm_v128_any_true(wasm_v128_or(wasm_v128_or(hsp, hcp), wasm_v128_or(hsm, hcm)))) {
-      fix_group(w + i, pp, pm, sp, cp, sm, cm, hsp, hcp, hsm, hcm);
+      fix_group(F, i, pp, pm, sp, cp, sm, cm, hsp, hcp, hsm, hcm);
     }
   };
   write_rows(L, add_to, scale, plus, minus, group);
@@ -382,8 +382,8 @@ inline void rotate_row(const RowLayout& L, const SplitFrequencies& F, const doub
         s = round4(sv[0], sv[1], hs);
         c = round4(cv[0], cv[1], hc);
         if (wasm_v128_any_true(wasm_v128_or(hs, hc))) {
-          s = fix_hard(s, hs, p, F.w + i, false);
-          c = fix_hard(c, hc, p, F.w + i, true);
+          s = fix_hard(s, hs, p, F, i, false);
+          c = fix_hard(c, hc, p, F, i, true);
         }
       });
 }

@@ -85,8 +85,8 @@ POSENC_HOT_ENTRY EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
     const double pd = static_cast<double>(p);
     for (std::int64_t k = 0; k < q; ++k) {
       const std::size_t i = static_cast<std::size_t>(k);
-      row[k] = detail::rounded(s[i], pd, w[i], false);
-      row[q + k] = detail::rounded(c[i], pd, w[i], true);
+      row[k] = detail::rounded(s[i], pd, w[i], 0.0, false);
+      row[q + k] = detail::rounded(c[i], pd, w[i], 0.0, true);
     }
   }
   spec_ = spec;

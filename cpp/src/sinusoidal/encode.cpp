@@ -48,22 +48,31 @@ Status for_each_row(const SinusoidalEncoder& e, const RowPositions& rows, RowSin
   return Status::ok;
 }
 
-std::vector<double> frequencies_of(const Spec& spec, Status status) {
-  std::vector<double> w;
-  if (status != Status::ok) return w;
-  const Columns c = columns_of(spec);
-  w.resize(static_cast<std::size_t>(c.sines));
-  frequencies(spec, w.data());
-  return w;
+// The spec's frequencies (frequencies(spec)) and, for exact frequencies, their low parts (empty
+// otherwise).
+struct FrequencyParts {
+  std::vector<double> w, lo;
+};
+
+FrequencyParts frequencies_of(const Spec& spec, Status status) {
+  FrequencyParts f;
+  if (status != Status::ok) return f;
+  const auto n = static_cast<std::size_t>(columns_of(spec).sines);
+  f.w.resize(n);
+  if (spec.exact_frequencies) f.lo.resize(n);
+  frequencies(spec, f.w.data(), spec.exact_frequencies ? f.lo.data() : nullptr);
+  return f;
 }
 
 // At least 4 entries, so that w[0] exists even without frequencies (dim 1, zero-padded). Padding
 // repeats the last frequency: padding lanes then compute ordinary values (never written) and take
-// the hard-case path no more often than real ones; w[0] stays the largest.
-std::vector<double> padded(std::vector<double> w) {
-  const std::int64_t n = detail::kernel_pad(static_cast<std::int64_t>(w.size()));
+// the hard-case path no more often than real ones; w[0] stays the largest. An empty vector (no
+// low parts) stays empty.
+std::vector<double> padded(std::vector<double> w, std::int64_t n) {
+  if (w.empty() && n > 0) return w;
+  const std::int64_t size = std::max<std::int64_t>(detail::kernel_pad(n), 4);
   const double last = w.empty() ? 0.0 : w.back();
-  w.resize(static_cast<std::size_t>(std::max<std::int64_t>(n, 4)), last);
+  w.resize(static_cast<std::size_t>(size), last);
   return w;
 }
 
@@ -110,9 +119,13 @@ SinusoidalEncoder::SinusoidalEncoder(const Spec& spec)
     : spec_(spec),
       status_(validate(spec)),
       columns_(status_ == Status::ok ? columns_of(spec) : Columns{}),
-      frequencies_(frequencies_of(spec, status_)),
-      padded_frequencies_(padded(frequencies_)),
+      frequencies_(),
       block_rows_(status_ == Status::ok ? detail::block_rows_for(spec.dim) : 0) {
+  FrequencyParts parts = frequencies_of(spec, status_);
+  const auto n = static_cast<std::int64_t>(parts.w.size());
+  padded_frequencies_ = padded(parts.w, n);
+  padded_low_ = padded(std::move(parts.lo), n);
+  frequencies_ = std::move(parts.w);
   static std::atomic<std::uint64_t> constructed{0};
   identity_ = ++constructed;
 }
@@ -167,6 +180,7 @@ const double* AnchorCache::insert(double c, Fill fill) {
 detail::SplitFrequencies SinusoidalEncoder::split_frequencies() const {
   detail::SplitFrequencies F;
   F.w = padded_frequencies_.data();
+  if (!padded_low_.empty()) F.lo = padded_low_.data();
   return F;
 }
 

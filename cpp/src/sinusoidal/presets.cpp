@@ -4,12 +4,16 @@ namespace posenc {
 
 namespace {
 
-constexpr Spec make_spec(Layout layout, Frequencies frequencies, OddDim odd, std::int64_t min_dim) {
+// exact: the paper's real frequencies (Spec::exact_frequencies); the framework presets keep the
+// float64 frequencies posenc has always used for them.
+constexpr Spec make_spec(Layout layout, Frequencies frequencies, OddDim odd, std::int64_t min_dim,
+                         bool exact = false) {
   Spec s;
   s.layout = layout;
   s.frequencies = frequencies;
   s.odd = odd;
   s.min_dim = min_dim;
+  s.exact_frequencies = exact;
   return s;
 }
 
@@ -19,7 +23,7 @@ const PresetInfo kPresets[kPresetCount] = {
     {Preset::vaswani, "vaswani",
      "pytorch/tutorials beginner_source/transformer_tutorial.py (PositionalEncoding); "
      "keras-team/keras-hub keras_hub/src/layers/modeling/sine_position_encoding.py",
-     make_spec(Layout::interleaved, Frequencies::paper, OddDim::paper, 1), 0.0, false},
+     make_spec(Layout::interleaved, Frequencies::paper, OddDim::paper, 1, true), 0.0, false},
     {Preset::tf_tutorial, "tf-tutorial",
      "tensorflow/text docs/tutorials/transformer.ipynb (positional_encoding)",
      make_spec(Layout::split, Frequencies::paper, OddDim::paper, 1), 0.0, false},

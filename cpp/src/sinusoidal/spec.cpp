@@ -48,28 +48,71 @@ Columns columns_of(const Spec& spec) {
 }
 
 namespace {
-double frequency_in(const Spec& spec, std::int64_t i, double log_range) {
-  double exponent;
+
+// The exponent e_i as the exact rational numerator / denominator (both integers below 2^17).
+void exponent_of(const Spec& spec, std::int64_t i, double& numerator, double& denominator) {
   if (spec.frequencies == Frequencies::paper) {
-    exponent = 2.0 * static_cast<double>(i) / static_cast<double>(spec.dim);
+    numerator = 2.0 * static_cast<double>(i);
+    denominator = static_cast<double>(spec.dim);
   } else {
     const std::int64_t n = columns_of(spec).sines;
-    const double denominator = n > 1 ? static_cast<double>(n - 1) : 1.0;
-    exponent = static_cast<double>(i) / denominator;
+    numerator = static_cast<double>(i);
+    denominator = n > 1 ? static_cast<double>(n - 1) : 1.0;
   }
-  return spec.min_timescale * math::exp(-exponent * log_range);
 }
+
+// ln(b / m) for the two kinds of frequency: the float64 of posenc 0.2 (log of the rounded
+// quotient) or the double-double ln b - ln m of the exact quotient.
+struct LogRange {
+  double rounded = 0.0;
+  math::DD exact{0.0, 0.0};
+};
+
+LogRange log_range_of(const Spec& spec) {
+  LogRange r;
+  if (spec.exact_frequencies) {
+    r.exact = spec.min_timescale == 1.0
+                  ? math::log_dd(spec.base)
+                  : math::add(math::log_dd(spec.base), math::neg(math::log_dd(spec.min_timescale)));
+  } else {
+    r.rounded = math::log(spec.base / spec.min_timescale);
+  }
+  return r;
+}
+
+// w_i = m (b / m)^(-e_i) = hi + lo. Exact: e_i ln(b / m) in double-double from the exact rational
+// (a product by an integer and a division, each within 2^-104), then exp_dd (2^-100) and the
+// product by m; when (b / m)^(-e_i) itself would leave the float64 range (b / m above 2^700), the
+// same as exp(ln m - e_i ln(b / m)). Rounded: the float64 steps of posenc 0.2, lo = 0.
+math::DD frequency_in(const Spec& spec, std::int64_t i, const LogRange& range) {
+  double numerator, denominator;
+  exponent_of(spec, i, numerator, denominator);
+  if (!spec.exact_frequencies) {
+    const double exponent = numerator / denominator;
+    return {spec.min_timescale * math::exp(-exponent * range.rounded), 0.0};
+  }
+  const math::DD x = math::div_d(math::mul_d(range.exact, numerator), denominator);
+  if (x.hi <= 700.0) {
+    const math::DD power = math::exp_dd(math::neg(x));
+    return spec.min_timescale == 1.0 ? power : math::mul_d(power, spec.min_timescale);
+  }
+  return math::exp_dd(math::add(math::log_dd(spec.min_timescale), math::neg(x)));
+}
+
 }  // namespace
 
 double frequency(const Spec& spec, std::int64_t i) {
-  return frequency_in(spec, i, math::log(spec.base / spec.min_timescale));
+  return frequency_in(spec, i, log_range_of(spec)).hi;
 }
 
-void frequencies(const Spec& spec, double* out) {
-  const double log_range = math::log(spec.base / spec.min_timescale);
+void frequencies(const Spec& spec, double* out, double* out_lo) {
+  const LogRange range = log_range_of(spec);
   const std::int64_t n = columns_of(spec).sines;
-  for (std::int64_t i = 0; i < n; ++i)
-    out[i] = frequency_in(spec, i, log_range);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const math::DD w = frequency_in(spec, i, range);
+    out[i] = w.hi;
+    if (out_lo != nullptr) out_lo[i] = w.lo;
+  }
 }
 
 namespace {

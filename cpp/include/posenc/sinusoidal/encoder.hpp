@@ -84,7 +84,7 @@ class SinusoidalEncoder {
   Status status() const { return status_; }
   const Spec& spec() const { return spec_; }
   const Columns& columns() const { return columns_; }
-  // w_i for each sine column i, float64 (frequency()).
+  // w_i for each sine column i, float64 (frequency(): the nearest double for exact frequencies).
   const std::vector<double>& frequencies() const { return frequencies_; }
 
   // Same contracts as the free functions in encode.hpp. With a cache made by this encoder,
@@ -119,6 +119,8 @@ class SinusoidalEncoder {
   // frequencies_ padded to a multiple of 4 (at least 4) with the last frequency: what the
   // kernels read.
   std::vector<double> padded_frequencies_;
+  // The low parts of exact frequencies (Spec::exact_frequencies), padded alike; empty otherwise.
+  std::vector<double> padded_low_;
   std::int64_t block_rows_ = 0;
   mutable std::shared_ptr<const detail::RotationTable> table_;  // built on first bulk call
   // Unique per construction and travelling with the content (copies share it, as they share the

@@ -57,6 +57,14 @@ struct Spec {
   OddDim odd = OddDim::paper;
   // Smallest dim allowed (presets whose framework divides by n - 1 need 4).
   std::int64_t min_dim = 1;
+  // true (the paper's formula): each w_i is the real number m * (b / m)^(-e_i), e_i the exact
+  // rational and m, b the exact values of their doubles, carried in double-double (about 2^-100
+  // relative) wherever it multiplies a position: every value is the float32 nearest to sin or cos
+  // of the real angle p w_i. false (the framework presets): w_i is the float64 that
+  // m * exp(-e_i * ln(b / m)) gives with each step rounded (the exponent, the exponential, the
+  // product), what posenc 0.2 and earlier used for every table, and values are correctly rounded
+  // for that float64 w_i.
+  bool exact_frequencies = true;
 };
 
 // Column structure derived from a valid Spec.
@@ -73,12 +81,16 @@ Status validate(const Spec& spec);
 Columns columns_of(const Spec& spec);
 
 // The angular frequency w_i of sine column i (0 <= i < columns_of(spec).sines), in radians per
-// position, computed in float64 as m * exp(-e_i * ln(b / m)).
+// position, as a float64: with exact_frequencies, the double nearest to the real w_i (unless the
+// real value lies within about 2^-98 relative of a midpoint between doubles); otherwise the float64
+// m * exp(-e_i * ln(b / m)), each step rounded.
 double frequency(const Spec& spec, std::int64_t i);
 
 // Every w_i: out[i] = frequency(spec, i) for 0 <= i < columns_of(spec).sines, the logarithm taken
-// once (exp and log are correctly rounded and table-free, so each costs about 0.6 us in wasm).
-void frequencies(const Spec& spec, double* out);
+// once (exp and log are table-free double-double, about 1 us each in wasm). With out_lo, also
+// the low parts: out[i] + out_lo[i] is the real w_i within about 2^-100 relative
+// (exact_frequencies), or out_lo[i] = 0.
+void frequencies(const Spec& spec, double* out, double* out_lo = nullptr);
 
 // Which rows are wanted. Exactly one way of giving positions is used:
 // - explicit positions (positions != nullptr): row r has absolute position positions[r];
