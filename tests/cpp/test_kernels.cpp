@@ -77,7 +77,7 @@ struct SimdKernels {
 
 // A spec's frequencies as the kernels read them (padded with the last one).
 struct KernelFrequencies {
-  std::vector<double> w, lo;  // lo: the low parts of exact frequencies (empty otherwise)
+  std::vector<double> w, lo, wl;  // lo: the low parts of exact frequencies (zeros otherwise)
   explicit KernelFrequencies(const Spec& spec) {
     const auto n = static_cast<std::size_t>(columns_of(spec).sines);
     w.resize(n);
@@ -87,13 +87,18 @@ struct KernelFrequencies {
         std::max<std::int64_t>(pd::kernel_pad(static_cast<std::int64_t>(n)), 4));
     w.resize(padded, n == 0 ? 0.0 : w[n - 1]);
     lo.resize(padded, n == 0 ? 0.0 : lo[n - 1]);
-    if (!spec.exact_frequencies) lo.clear();
+    wl.resize(padded);
+    for (std::size_t i = 0; i < padded; ++i) {
+      double wh;
+      pd::split(w[i], wh, wl[i]);
+    }
   }
   std::int64_t size() const { return static_cast<std::int64_t>(w.size()); }
   pd::SplitFrequencies split() const {
     pd::SplitFrequencies F;
     F.w = w.data();
-    if (!lo.empty()) F.lo = lo.data();
+    F.lo = lo.data();
+    F.wl = wl.data();
     return F;
   }
 };

@@ -89,9 +89,14 @@ struct RowLayout {
 // value: SinusoidalEncoder); lo is nullptr when the frequencies are the doubles w[i] themselves
 // (framework presets, RoPE from a config.json), and then every result is the same bits as with
 // lo[i] = 0.
+//
+// wl, when given (the sinusoidal encoder: with lo, which is then never nullptr), holds the Dekker
+// low halves of w (split(w[i]): w[i] - wl[i] has 26 significant bits), so that the direct rows load
+// them instead of splitting each frequency again: that pays for the p lo product.
 struct SplitFrequencies {
   const double* w = nullptr;
   const double* lo = nullptr;
+  const double* wl = nullptr;
   double low(std::int64_t i) const { return lo != nullptr ? lo[i] : 0.0; }
 };
 
@@ -209,7 +214,7 @@ inline float round_checked(double v, bool& hard) {
 // The float32 nearest to sin(p w) (cosine = false) or cos(p w), p w the exact product with the
 // frequency w + wlo (two_product), 0 <= p w <= kReduceLimit: the hard-case path of step 4 (not
 // inlined, it is rare).
-float rounded_exact(double p, double w, double wlo, bool cosine);
+float rounded_exact(double p, double w, double wlo, bool cosine) noexcept;
 
 // v (a float64 value of sin or cos(p w) within kHardMargin of it) rounded to the nearest float32:
 // round_checked, and the hard cases through rounded_exact.
@@ -217,6 +222,21 @@ inline float rounded(double v, double p, double w, double wlo, bool cosine) {
   bool hard;
   const float f = round_checked(v, hard);
   return hard ? rounded_exact(p, w, wlo, cosine) : f;
+}
+
+// The hard-case path for frequency j of F (not inlined: the kernels' loops then read F only in
+// the rare hard case, not per value).
+[[gnu::noinline]] inline float rounded_exact_at(double p, const SplitFrequencies& F, std::int64_t j,
+                                                bool cosine) noexcept {
+  return rounded_exact(p, F.w[j], F.low(j), cosine);
+}
+
+// rounded() for frequency j of F.
+inline float rounded_at(double v, double p, const SplitFrequencies& F, std::int64_t j,
+                        bool cosine) {
+  bool hard;
+  const float f = round_checked(v, hard);
+  return hard ? rounded_exact_at(p, F, j, cosine) : f;
 }
 
 // out = v (Add = false) or out = out * scale + v (Add = true).

@@ -50,6 +50,16 @@ inline void two_product(v128_t p, v128_t ph, v128_t pl, const SplitFrequencies& 
   if (F.lo != nullptr) xl = add(xl, mul(p, wasm_v128_load(F.lo + i)));
 }
 
+// The same with the stored low halves and tails (F.wl and F.lo both given): the same values.
+inline void two_product_stored(v128_t p, v128_t ph, v128_t pl, const SplitFrequencies& F,
+                               std::int64_t i, v128_t& xh, v128_t& xl) {
+  const v128_t w = wasm_v128_load(F.w + i), wl = wasm_v128_load(F.wl + i);
+  const v128_t wh = sub(w, wl);  // exact: w = wh + wl
+  xh = mul(p, w);
+  xl = add(add(add(add(sub(mul(ph, wh), xh), mul(ph, wl)), mul(pl, wh)), mul(pl, wl)),
+           mul(p, wasm_v128_load(F.lo + i)));
+}
+
 // See detail::reduce_pio2: returns k (float64 integers), sets r = rh + rl.
 inline v128_t reduce_pio2(v128_t xh, v128_t xl, v128_t& rh, v128_t& rl) {
   const v128_t k = wasm_f64x2_nearest(mul(xh, splat(kTwoOverPi)));
@@ -123,11 +133,11 @@ inline v128_t sincos_pair(v128_t p, v128_t ph, v128_t pl, const SplitFrequencies
   return k;
 }
 
-// The same with the lite reduction (direct rows).
+// The same with the lite reduction (direct rows: F.wl and F.lo given).
 inline v128_t sincos_pair_lite(v128_t p, v128_t ph, v128_t pl, const SplitFrequencies& F,
                                std::int64_t i, v128_t& s, v128_t& c) {
   v128_t xh, xl, r;
-  two_product(p, ph, pl, F, i, xh, xl);
+  two_product_stored(p, ph, pl, F, i, xh, xl);
   const v128_t k = reduce_pio2_lite(xh, xl, r);
   sincos_reduced_lite(r, s, c);
   return k;
@@ -177,9 +187,11 @@ inline v128_t round4(v128_t v0, v128_t v1, v128_t& hard) {
 }
 
 // Replaces the hard lanes of v (frequencies i..i+3 of F at position p) by rounded_exact. Rare: not
-// inlined.
+// inlined. noexcept (as fix_group and rounded_exact): in a build with exceptions (the wasm tests),
+// a call that may throw from a frame with cleanups goes through a JavaScript invoke_ wrapper, and
+// v128 values cannot cross into JavaScript (a TypeError at the first hard case).
 [[gnu::noinline]] inline v128_t fix_hard(v128_t v, v128_t hard, double p, const SplitFrequencies& F,
-                                         std::int64_t i, bool cosine) {
+                                         std::int64_t i, bool cosine) noexcept {
   alignas(16) float values[4];
   alignas(16) std::uint32_t flags[4];
   wasm_v128_store(values, v);
@@ -325,7 +337,7 @@ inline void write_rows(const RowLayout& L, bool add, float scale, float* plus, f
 // The hard lanes of one group of rotate_rows, recomputed (rare: not inlined).
 [[gnu::noinline]] inline void fix_group(const SplitFrequencies& F, std::int64_t i, double pp,
                                         double pm, v128_t& sp, v128_t& cp, v128_t& sm, v128_t& cm,
-                                        v128_t hsp, v128_t hcp, v128_t hsm, v128_t hcm) {
+                                        v128_t hsp, v128_t hcp, v128_t hsm, v128_t hcm) noexcept {
   sp = fix_hard(sp, hsp, pp, F, i, false);
   cp = fix_hard(cp, hcp, pp, F, i, true);
   sm = fix_hard(sm, hsm, pm, F, i, false);
@@ -337,6 +349,8 @@ inline void rotate_rows(const RowLayout& L, const SplitFrequencies& F, const dou
                         const double* ca, const double* sd, const double* cd, double a, double d,
                         bool add_to, float scale, float* plus, float* minus) {
   const double pp = a + d, pm = a - d;
+  // The closure holds a pointer to F, not a copy: the hot loop keeps its registers for the rows.
+  const SplitFrequencies* frequencies = &F;
   auto group = [=](std::int64_t i, v128_t& sp, v128_t& cp, v128_t& sm, v128_t& cm) {
     v128_t x[2], y[2], z[2], v[2];
     for (int h = 0; h < 2; ++h) {
@@ -354,7 +368,7 @@ inline void rotate_rows(const RowLayout& L, const SplitFrequencies& F, const dou
     sm = round4(sub(x[0], y[0]), sub(x[1], y[1]), hsm);
     cm = round4(add(z[0], v[0]), add(z[1], v[1]), hcm);
     if (wasm_v128_any_true(wasm_v128_or(wasm_v128_or(hsp, hcp), wasm_v128_or(hsm, hcm)))) {
-      fix_group(F, i, pp, pm, sp, cp, sm, cm, hsp, hcp, hsm, hcm);
+      fix_group(*frequencies, i, pp, pm, sp, cp, sm, cm, hsp, hcp, hsm, hcm);
     }
   };
   write_rows(L, add_to, scale, plus, minus, group);

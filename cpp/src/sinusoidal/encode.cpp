@@ -48,8 +48,7 @@ Status for_each_row(const SinusoidalEncoder& e, const RowPositions& rows, RowSin
   return Status::ok;
 }
 
-// The spec's frequencies (frequencies(spec)) and, for exact frequencies, their low parts (empty
-// otherwise).
+// The spec's frequencies (frequencies(spec)) and their low parts (zeros unless exact).
 struct FrequencyParts {
   std::vector<double> w, lo;
 };
@@ -59,17 +58,15 @@ FrequencyParts frequencies_of(const Spec& spec, Status status) {
   if (status != Status::ok) return f;
   const auto n = static_cast<std::size_t>(columns_of(spec).sines);
   f.w.resize(n);
-  if (spec.exact_frequencies) f.lo.resize(n);
-  frequencies(spec, f.w.data(), spec.exact_frequencies ? f.lo.data() : nullptr);
+  f.lo.resize(n);
+  frequencies(spec, f.w.data(), f.lo.data());
   return f;
 }
 
 // At least 4 entries, so that w[0] exists even without frequencies (dim 1, zero-padded). Padding
 // repeats the last frequency: padding lanes then compute ordinary values (never written) and take
-// the hard-case path no more often than real ones; w[0] stays the largest. An empty vector (no
-// low parts) stays empty.
+// the hard-case path no more often than real ones; w[0] stays the largest.
 std::vector<double> padded(std::vector<double> w, std::int64_t n) {
-  if (w.empty() && n > 0) return w;
   const std::int64_t size = std::max<std::int64_t>(detail::kernel_pad(n), 4);
   const double last = w.empty() ? 0.0 : w.back();
   w.resize(static_cast<std::size_t>(size), last);
@@ -125,6 +122,11 @@ SinusoidalEncoder::SinusoidalEncoder(const Spec& spec)
   const auto n = static_cast<std::int64_t>(parts.w.size());
   padded_frequencies_ = padded(parts.w, n);
   padded_low_ = padded(std::move(parts.lo), n);
+  padded_split_low_.resize(padded_frequencies_.size());
+  for (std::size_t i = 0; i < padded_frequencies_.size(); ++i) {
+    double wh;
+    detail::split(padded_frequencies_[i], wh, padded_split_low_[i]);
+  }
   frequencies_ = std::move(parts.w);
   static std::atomic<std::uint64_t> constructed{0};
   identity_ = ++constructed;
@@ -180,7 +182,8 @@ const double* AnchorCache::insert(double c, Fill fill) {
 detail::SplitFrequencies SinusoidalEncoder::split_frequencies() const {
   detail::SplitFrequencies F;
   F.w = padded_frequencies_.data();
-  if (!padded_low_.empty()) F.lo = padded_low_.data();
+  F.lo = padded_low_.data();
+  F.wl = padded_split_low_.data();
   return F;
 }
 

@@ -119,8 +119,10 @@ class SinusoidalEncoder {
   // frequencies_ padded to a multiple of 4 (at least 4) with the last frequency: what the
   // kernels read.
   std::vector<double> padded_frequencies_;
-  // The low parts of exact frequencies (Spec::exact_frequencies), padded alike; empty otherwise.
+  // The low parts of exact frequencies (Spec::exact_frequencies; zeros otherwise), padded alike,
+  // and the Dekker low halves of padded_frequencies_ (the direct rows' split, done once).
   std::vector<double> padded_low_;
+  std::vector<double> padded_split_low_;
   std::int64_t block_rows_ = 0;
   mutable std::shared_ptr<const detail::RotationTable> table_;  // built on first bulk call
   // Unique per construction and travelling with the content (copies share it, as they share the
