@@ -1,8 +1,8 @@
 // `npm run bench`: every benchmark, side by side in one process, with the targets each row is held to.
-//   node bench/run.mjs [--quick] [--json FILE] [--only encode|small|layer|rotary] [--no-peers]
-import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+//   node bench/run.mjs [--quick] [--json FILE] [--only encode|small|layer|rotary|frozen] [--no-peers]
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DEFAULT_SHAPES, benchEncode, benchSmallCalls, checkTargets, maxError, timeIt } from './encode.mjs';
@@ -134,7 +134,7 @@ function layerTargets(rows) {
   return targets;
 }
 
-const result = { env, encode: [], baseline: [], small: [], targets: [], layer: null, rotary: null };
+const result = { env, encode: [], baseline: [], small: [], targets: [], layer: null, rotary: null, frozen: null };
 
 // The one-row calls and the RoPE decoding step first, while the process is fresh: after the
 // large tables below (hundreds of MB of arrays) the same loops measured up to 1 us slower per
@@ -168,9 +168,32 @@ if (!only || only === 'rotary') {
   rotaryTargets = targets;
 }
 
+// Issue 22: today's build against the frozen kernel (bench/frozen.mjs; the frozen copy is built on
+// first use by scripts/build-frozen.mjs), in a process of its own so that old and new start alike
+// (bench/frozen.mjs says why). Without git or the revision, the rest of the bench stands.
+let frozenTargets = [];
+if (!only || only === 'frozen') {
+  log('\n== against the frozen kernel: new (dist/) / old (build/frozen/), median of interleaved pairs');
+  const file = join(tmpdir(), `posenc-frozen-${process.pid}.json`);
+  const child = spawnSync(process.execPath, [join(here, 'frozen.mjs'), ...(quick ? ['--quick'] : []), '--json', file], { stdio: 'inherit' });
+  let report = null;
+  if (existsSync(file)) {
+    report = JSON.parse(readFileSync(file, 'utf8'));
+    rmSync(file);
+  }
+  if (report?.rows) {
+    result.frozen = report.rows;
+    frozenTargets = (await import(pathToFileURL(join(here, 'frozen.mjs')).href)).frozenTargets(report.rows);
+  } else {
+    const reason = report?.skipped ?? `bench/frozen.mjs ended with ${child.error?.message ?? child.signal ?? `exit ${child.status}`}`;
+    result.frozen = { skipped: reason };
+    if (!report) log(`frozen comparison skipped: ${reason}`);
+  }
+}
+
 result.targets = checkTargets(result.encode, result.small);
 if (result.layer) result.targets.push(...layerTargets(result.layer));
-result.targets.push(...rotaryTargets);
+result.targets.push(...rotaryTargets, ...frozenTargets);
 log('\n== targets');
 for (const t of result.targets) {
   log(`${t.ok ? 'MET   ' : 'MISSED'} ${t.target} (${typeof t.value === 'number' ? t.value.toPrecision(3) : t.value})`);
