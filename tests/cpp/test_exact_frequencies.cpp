@@ -240,3 +240,45 @@ TEST_CASE("the issue's cases: the paper's table at long positions equals the for
     CHECK(ties == 0);
   }
 }
+
+TEST_CASE("MAE's 2D table: the real frequencies base^(-k/q), every value correctly rounded",
+          "[exact]") {
+  // One grid row of 65536 columns: row j's first half is the 1D table at coordinate j, sin then
+  // cos of j w_k, w_k = base^(-k/q) (q = dim/4), the paper table's w_k for a spec of dim 2q.
+  for (double base : {10000.0, 123.5}) {
+    Sincos2dSpec spec;
+    spec.height = 1;
+    spec.width = 65536;
+    spec.dim = 24;
+    spec.base = base;
+    Sincos2dTable table;
+    REQUIRE(table.init(spec).ok());
+    const std::int64_t q = spec.dim / 4;
+    Spec paper;
+    paper.dim = 2 * q;
+    paper.base = base;
+    std::vector<oracle::QuadFrequency> w;
+    for (std::int64_t k = 0; k < q; ++k) {
+      w.push_back(oracle::real_frequency(paper, k));
+      CHECK(table.frequencies()[static_cast<std::size_t>(k)] == w.back().hi);
+    }
+    std::vector<float> out(static_cast<std::size_t>(spec.width * spec.dim));
+    REQUIRE(table.write_rows(0, spec.width, out.data(), out.size()).ok());
+    std::int64_t bad = 0, ties = 0;
+    for (std::int64_t j = 0; j < spec.width; ++j) {
+      for (std::int64_t k = 0; k < q; ++k) {
+        for (bool cosine : {false, true}) {
+          const oracle::Rounded want = oracle::rounded_sin_cos(
+              static_cast<double>(j), w[static_cast<std::size_t>(k)], cosine);
+          ties += want.tie;
+          const float got = out[static_cast<std::size_t>(j * spec.dim + (cosine ? q : 0) + k)];
+          bad += !oracle::acceptable(got, want);
+        }
+      }
+    }
+    std::printf("[exact] MAE 2D base %g: %lld values, %lld misrounded, %lld undecided\n", base,
+                static_cast<long long>(spec.width * 2 * q), static_cast<long long>(bad),
+                static_cast<long long>(ties));
+    CHECK(bad == 0);
+  }
+}

@@ -59,8 +59,16 @@ TEST_CASE("rotary cos_sin: every value the correctly rounded float32, rows and b
   for (RotaryLayout layout : {RotaryLayout::half, RotaryLayout::interleaved}) {
     for (std::int64_t rd : {2, 6, 64, 128}) {
       const RotaryEmbedding rot = make(explicit_spec(rd + 2, rd, layout));
-      const std::vector<double>& w = rot.inverse_frequencies();
+      // Explicit options without scaling: the real frequencies base^(-2i/rd), the paper table's
+      // w_i for a spec of dim rd (oracle::real_frequency), their heads the nearest doubles.
+      posenc::Spec paper;
+      paper.dim = rd;
       const std::int64_t n = rd / 2;
+      std::vector<oracle::QuadFrequency> w;
+      for (std::int64_t i = 0; i < n; ++i) {
+        w.push_back(oracle::real_frequency(paper, i));
+        CHECK(rot.inverse_frequencies()[static_cast<std::size_t>(i)] == w.back().hi);
+      }
       const std::vector<double> explicit_positions = test_positions();
       // Explicit positions (the per-row path), then consecutive rows from offsets (the block
       // path: anchors every 32 positions and angle addition), near 0 and near 2^24.
@@ -82,8 +90,9 @@ TEST_CASE("rotary cos_sin: every value the correctly rounded float32, rows and b
         for (std::int64_t r = 0; r < rows.count; ++r) {
           const double p = positions[static_cast<std::size_t>(r)];
           for (std::int64_t i = 0; i < n; ++i) {
-            const oracle::Rounded want_c = oracle::rounded_sin_cos(p, w[i], true);
-            const oracle::Rounded want_s = oracle::rounded_sin_cos(p, w[i], false);
+            const auto u = static_cast<std::size_t>(i);
+            const oracle::Rounded want_c = oracle::rounded_sin_cos(p, w[u], true);
+            const oracle::Rounded want_s = oracle::rounded_sin_cos(p, w[u], false);
             ties += want_c.tie + want_s.tie;
             for (int which = 0; which < 2; ++which) {
               const float gc = c[r * rd + column(layout, n, i, which)];

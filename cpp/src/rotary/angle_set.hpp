@@ -32,9 +32,12 @@ inline std::int64_t pad4(std::int64_t n) {
 // specs: p < 2^31, w <= 1e6; k * 2 pi exact as a double-double) and then evaluated the same way.
 // No libm sin/cos: their large-argument reduction would add about 5 KB to the wasm, for angles
 // whose float64 value is already off by more than a float32 ulp.
-inline void sincos_any(double p, double w, double& s, double& c) {
+inline void sincos_any(double p, double w, double wlo, double& s, double& c) {
   if (p * w <= detail::kReduceLimit) {
-    detail::scalar::sincos_f64(&w, 1, p, &s, &c);
+    detail::SplitFrequencies F;  // one frequency through the shared (not inlined) row function
+    F.w = &w;
+    F.lo = &wlo;
+    detail::scalar::sincos_row(F, 1, p, &s, &c);
     return;
   }
   constexpr double kTwoPiHi = 0x1.921fb54442d18p+2, kTwoPiLo = 0x1.1a62633145c07p-52;
@@ -47,8 +50,7 @@ inline void sincos_any(double p, double w, double& s, double& c) {
   const double prod_err = ((kh * th - prod) + kh * tl + kl * th) + kl * tl;
   double r = ((x - prod) - prod_err) - k * kTwoPiLo;
   if (r < 0) r += kTwoPiHi;
-  const double one = 1.0;
-  detail::scalar::sincos_f64(&one, 1, r, &s, &c);
+  sincos_any(r, 1.0, 0.0, s, c);
 }
 
 // Validated specs give finite frequencies >= 0; checked again so that no kernel ever sees others.
@@ -72,12 +74,24 @@ struct RotaryEmbedding::AngleSet {
   std::int64_t n = 0, np = 0;  // pairs, padded to a multiple of 4
   std::vector<double> inv;     // the n frequencies (public)
   Buffer<double> w;            // np, zero-padded
+  // The tails of real frequencies (explicit options without scaling: base^(-2i/d) as a real
+  // number, w + lo), np, zero-padded; empty for float64 / float32 frequencies.
+  Buffer<double> lo;
   double w_max = 0;
   double attention = 1.0;
   std::int64_t blocks = 1;  // step table rows: kBlock, or 1 (only the identity e = 0)
   Buffer<double> step_s, step_c;
 
-  bool build(std::vector<double> frequencies, double attention_scaling, bool with_table) {
+  // The kernels' view of the frequencies.
+  detail::SplitFrequencies split() const {
+    detail::SplitFrequencies F;
+    F.w = w.data();
+    if (lo.size() != 0) F.lo = lo.data();
+    return F;
+  }
+
+  bool build(std::vector<double> frequencies, const std::vector<double>& tails,
+             double attention_scaling, bool with_table) {
     inv = std::move(frequencies);
     n = static_cast<std::int64_t>(inv.size());
     np = rotary_detail::pad4(n);
@@ -87,15 +101,18 @@ struct RotaryEmbedding::AngleSet {
     if (!w.resize(size(np)) || !step_s.resize(size(blocks * np)) ||
         !step_c.resize(size(blocks * np)))
       return false;
+    if (!tails.empty() && !lo.resize(size(np))) return false;
     w_max = 0;
     for (std::int64_t i = 0; i < n; ++i) {
       w.data()[i] = inv[size(i)];
+      if (!tails.empty()) lo.data()[i] = tails[size(i)];
       w_max = std::max(w_max, inv[size(i)]);
     }
+    const detail::SplitFrequencies F = split();
     for (std::int64_t e = 0; e < blocks; ++e)
       for (std::int64_t i = 0; i < np; ++i)
-        rotary_detail::sincos_any(static_cast<double>(e), w.data()[i], step_s.data()[e * np + i],
-                                  step_c.data()[e * np + i]);
+        rotary_detail::sincos_any(static_cast<double>(e), F.w[i], F.low(i),
+                                  step_s.data()[e * np + i], step_c.data()[e * np + i]);
     return true;
   }
 };

@@ -188,7 +188,8 @@ std::vector<typename A::T> chain(const RotarySpec& spec, double sequence_length,
 }  // namespace
 
 EncodingError rotary_frequencies(const RotarySpec& spec_in, double sequence_length,
-                                 std::vector<double>* inv_freq, double* attention_scaling) {
+                                 std::vector<double>* inv_freq, double* attention_scaling,
+                                 std::vector<double>* tails) {
   RotarySpec spec = spec_in;
   if (spec.rotary_dim == 0) spec.rotary_dim = spec.head_dim;
   EncodingError e = validate(spec);
@@ -196,10 +197,25 @@ EncodingError rotary_frequencies(const RotarySpec& spec_in, double sequence_leng
   if (!(sequence_length >= 0) || !std::isfinite(sequence_length))
     return encoding_error(EncodingStatus::invalid_argument, "sequenceLength",
                           "must be a finite number >= 0, got " + format_number(sequence_length));
+  if (tails != nullptr) tails->clear();
   double attention = 1.0;
   if (spec.arithmetic == FrequencyArithmetic::hf_float32) {
     const std::vector<float> f = chain<F32>(spec, sequence_length, &attention);
     inv_freq->assign(f.begin(), f.end());
+  } else if (tails != nullptr && spec.scaling.type == RopeScalingType::none &&
+             spec.rope_angles == 0) {
+    // The real base^(-2i/d): (2i/d) ln base in double-double from the exact rational, then exp.
+    const std::int64_t d = spec.rotary_dim;
+    const math::DD log_base = math::log_dd(spec.base);
+    inv_freq->resize(static_cast<std::size_t>(d / 2));
+    tails->resize(inv_freq->size());
+    for (std::int64_t i = 0; i < d / 2; ++i) {
+      const math::DD x =
+          math::div_d(math::mul_d(log_base, static_cast<double>(2 * i)), static_cast<double>(d));
+      const math::DD w = math::exp_dd(math::neg(x));
+      (*inv_freq)[static_cast<std::size_t>(i)] = w.hi;
+      (*tails)[static_cast<std::size_t>(i)] = w.lo;
+    }
   } else {
     *inv_freq = chain<F64>(spec, sequence_length, &attention);
   }

@@ -41,8 +41,9 @@ inline void rotate_interleaved(const float* cd, const float* ss, std::int64_t ro
 }
 
 // The float64 sines and cosines of a row (see simd::sincos_f64_two_pass).
-inline void sincos_f64_two_pass(const double* w, std::int64_t n, double p, double* s, double* c) {
-  sincos_f64(w, n, p, s, c);
+inline void sincos_f64_two_pass(const SplitFrequencies& F, std::int64_t n, double p, double* s,
+                                double* c) {
+  sincos_f64(F, n, p, s, c);
 }
 
 // The cos_sin rows of one block (cos_sin_block below).
@@ -51,12 +52,12 @@ struct CosSinBlock {
   const double* ca;
   const double* step_s;  // sin(e w_i), cos(e w_i), row e at e * np
   const double* step_c;
-  std::int64_t np = 0;        // padded pair count (the step table's row length)
-  std::int64_t n = 0;         // pairs written
-  float scale = 1.0f;         // HF's attention scaling, a float32 product after rounding (1: none)
-  bool half = true;           // [c_0 .. c_{n-1}, c_0 .. c_{n-1}], else each value twice
-  double anchor = 0.0;        // the block's anchor position a (row e is position a + e)
-  const double* w = nullptr;  // the frequencies (np): the hard cases are recomputed from them
+  std::int64_t np = 0;  // padded pair count (the step table's row length)
+  std::int64_t n = 0;   // pairs written
+  float scale = 1.0f;   // HF's attention scaling, a float32 product after rounding (1: none)
+  bool half = true;     // [c_0 .. c_{n-1}, c_0 .. c_{n-1}], else each value twice
+  double anchor = 0.0;  // the block's anchor position a (row e is position a + e)
+  SplitFrequencies F;   // the frequencies (np): the hard cases are recomputed from them
 };
 
 // Frequency i of one cos_sin_block row at position p (the scalar kernel, and the SIMD kernel's
@@ -64,7 +65,7 @@ struct CosSinBlock {
 inline void cos_sin_one(const CosSinBlock& B, std::int64_t i, const double* sd, const double* cd,
                         double p, bool scaled, float* co, float* so) {
   float sv, cv;
-  rotate1_exact(B.sa, B.ca, sd, cd, i, p, B.w, sv, cv);
+  rotate1_exact(B.sa, B.ca, sd, cd, i, p, B.F, sv, cv);
   if (scaled) {
     sv *= B.scale;
     cv *= B.scale;
@@ -162,9 +163,8 @@ inline void rotate_interleaved(const float* cd, const float* ss, std::int64_t ro
 // loop of independent iterations that the CPU overlaps, where sincos_row's one long dependent
 // chain per pair does not (the anchor of a decoding step: about 0.5 us instead of 0.7 for 64
 // pairs, Node 20). n a multiple of 2.
-[[gnu::noinline]] inline void sincos_f64_two_pass(const double* w, std::int64_t n, double p,
-                                                  double* s, double* c) {
-  const SplitFrequencies F{w};
+[[gnu::noinline]] inline void sincos_f64_two_pass(const SplitFrequencies& F, std::int64_t n,
+                                                  double p, double* s, double* c) {
   double ph, pl;
   split(p, ph, pl);
   const v128_t vp = splat(p), vph = splat(ph), vpl = splat(pl);
@@ -204,7 +204,7 @@ inline void cos_sin_block(const scalar::CosSinBlock& B, std::int64_t e0, std::in
     float *co = row.co, *so = row.so;
     for (std::int64_t i = 0; i < n4; i += 4) {
       v128_t s4, c4;
-      rotate4_exact(B.sa, B.ca, sd, cd, i, p, B.w, s4, c4);
+      rotate4_exact(B.sa, B.ca, sd, cd, i, p, B.F, s4, c4);
       if (scaled) {
         s4 = wasm_f32x4_mul(s4, vscale);
         c4 = wasm_f32x4_mul(c4, vscale);

@@ -29,20 +29,20 @@ EncodingError RotaryEmbedding::init(const RotarySpec& spec_in, ArgumentNames nam
   if (spec.rotary_dim == 0) spec.rotary_dim = spec.head_dim;
   EncodingError e = validate(spec, names);
   if (!e.ok()) return e;
-  std::vector<double> inv;
+  std::vector<double> inv, tails;
   double attention = 1.0;
-  e = rotary_frequencies(spec, 0.0, &inv, &attention);
+  e = rotary_frequencies(spec, 0.0, &inv, &attention, &tails);
   if (e.ok()) e = check_frequencies(inv);
   if (!e.ok()) return e;
   auto base = std::make_unique<AngleSet>();
-  if (!base->build(std::move(inv), attention, true)) return out_of_memory();
+  if (!base->build(std::move(inv), tails, attention, true)) return out_of_memory();
   std::unique_ptr<AngleSet> long_set;
   if (spec.scaling.type == RopeScalingType::longrope) {
     e = rotary_frequencies(spec, spec.scaling.original_max_positions + 1, &inv, &attention);
     if (e.ok()) e = check_frequencies(inv);
     if (!e.ok()) return e;
     long_set = std::make_unique<AngleSet>();
-    if (!long_set->build(std::move(inv), attention, true)) return out_of_memory();
+    if (!long_set->build(std::move(inv), {}, attention, true)) return out_of_memory();
   }
   spec_ = std::move(spec);
   base_set_ = std::move(base);
@@ -122,7 +122,7 @@ EncodingError RotaryEmbedding::angle_set_for(double sequence_length, const Angle
     if (e.ok()) e = check_frequencies(inv);
     if (!e.ok()) return e;
     *temporary = std::make_unique<AngleSet>();
-    if (!(*temporary)->build(std::move(inv), attention, true)) return out_of_memory();
+    if (!(*temporary)->build(std::move(inv), {}, attention, true)) return out_of_memory();
     *set = temporary->get();
   }
   return {};

@@ -139,17 +139,17 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
       if (a != cached) {
         sa = own_sa;
         ca = own_ca;
-        detail::rotary_kernel::sincos_f64_two_pass(set.w.data(), np, a, sa, ca);
+        detail::rotary_kernel::sincos_f64_two_pass(set.split(), np, a, sa, ca);
         cached = a;
       }
     } else {
       sa = own_sa;
       ca = own_ca;
       if (fast) {
-        detail::rotary_kernel::sincos_f64_two_pass(set.w.data(), np, p, sa, ca);
+        detail::rotary_kernel::sincos_f64_two_pass(set.split(), np, p, sa, ca);
       } else {
         for (std::int64_t i = 0; i < np; ++i)
-          sincos_any(p, set.w.data()[i], sa[i], ca[i]);
+          sincos_any(p, set.w.data()[i], set.split().low(i), sa[i], ca[i]);
       }
       cached = -1;
     }
@@ -161,8 +161,8 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
       // cos_sin: each value the float32 nearest to the exact one (scale is 1 here: HF's
       // attention scaling is a float32 product after the rounding).
       detail::rotary_kernel::rotate_to_f32_exact(sa, ca, set.step_s.data() + e * np,
-                                                 set.step_c.data() + e * np, np, p, set.w.data(),
-                                                 rs, rc);
+                                                 set.step_c.data() + e * np, np, p, set.split(), rs,
+                                                 rc);
     } else {
       detail::rotary_kernel::rotate_to_f32(sa, ca, set.step_s.data() + e * np,
                                            set.step_c.data() + e * np, np, scale, rs, rc);
@@ -287,13 +287,13 @@ bool RotaryEmbedding::cos_sin_blocks(const AngleSet& set, const RotaryRows& rows
   B.n = rd / 2;
   B.scale = scale;
   B.half = half;
-  B.w = set.w.data();
+  B.F = set.split();
   for (std::int64_t r = 0; r < rows.count;) {
     const double p = rows.first_position + static_cast<double>(r);
     const double a = std::trunc(p / static_cast<double>(kBlock)) * static_cast<double>(kBlock);
     const std::int64_t e0 = static_cast<std::int64_t>(p - a);
     const std::int64_t e1 = std::min<std::int64_t>(kBlock, e0 + (rows.count - r));
-    detail::rotary_kernel::sincos_f64_two_pass(set.w.data(), np, a, sa, ca);
+    detail::rotary_kernel::sincos_f64_two_pass(set.split(), np, a, sa, ca);
     B.anchor = a;
     detail::rotary_kernel::cos_sin_block(B, e0, e1, cos + r * rd, sin + r * rd, rd);
     r += e1 - e0;

@@ -15,11 +15,12 @@ namespace posenc::detail {
 
 namespace scalar {
 
-// s[i] = sin(p w[i]), c[i] = cos(p w[i]) for i < n, in float64, of the EXACT product p w[i]:
-// the sinusoidal kernels' sincos_row (kernels.hpp; two-product, double-double reduction by pi/2,
-// the fdlibm polynomials), error below 2^-53 absolute. Requires 0 <= p w[i] <= kReduceLimit.
-inline void sincos_f64(const double* w, std::int64_t n, double p, double* s, double* c) {
-  sincos_row(SplitFrequencies{w}, n, p, s, c);
+// s[i] = sin(p w[i]), c[i] = cos(p w[i]) for i < n, in float64, of the EXACT product p w[i]
+// (w[i] + lo[i] for real frequencies): the sinusoidal kernels' sincos_row (kernels.hpp;
+// two-product, double-double reduction by pi/2, the fdlibm polynomials), error below 2^-53
+// absolute. Requires 0 <= p w[i] <= kReduceLimit.
+inline void sincos_f64(const SplitFrequencies& F, std::int64_t n, double p, double* s, double* c) {
+  sincos_row(F, n, p, s, c);
 }
 
 // Angle addition in float64, one rounding to float32 at the end:
@@ -45,16 +46,16 @@ inline void rotate_to_f32(const double* sa, const double* ca, const double* sd, 
 // row's position p (0 <= p w[i] <= kReduceLimit): the paper table's rounding test, rounded_exact
 // for the rare hard cases.
 inline void rotate1_exact(const double* sa, const double* ca, const double* sd, const double* cd,
-                          std::int64_t i, double p, const double* w, float& s, float& c) {
-  s = rounded(sa[i] * cd[i] + ca[i] * sd[i], p, w[i], 0.0, false);
-  c = rounded(ca[i] * cd[i] - sa[i] * sd[i], p, w[i], 0.0, true);
+                          std::int64_t i, double p, const SplitFrequencies& F, float& s, float& c) {
+  s = rounded_at(sa[i] * cd[i] + ca[i] * sd[i], p, F, i, false);
+  c = rounded_at(ca[i] * cd[i] - sa[i] * sd[i], p, F, i, true);
 }
 
 inline void rotate_to_f32_exact(const double* sa, const double* ca, const double* sd,
-                                const double* cd, std::int64_t n, double p, const double* w,
-                                float* s, float* c) {
+                                const double* cd, std::int64_t n, double p,
+                                const SplitFrequencies& F, float* s, float* c) {
   for (std::int64_t i = 0; i < n; ++i)
-    rotate1_exact(sa, ca, sd, cd, i, p, w, s[i], c[i]);
+    rotate1_exact(sa, ca, sd, cd, i, p, F, s[i], c[i]);
 }
 
 }  // namespace scalar
@@ -67,8 +68,8 @@ inline void rotate_to_f32_exact(const double* sa, const double* ca, const double
 namespace posenc::detail::simd {
 
 // See scalar::sincos_f64 (the same operations, two lanes at a time); n even.
-inline void sincos_f64(const double* w, std::int64_t n, double p, double* s, double* c) {
-  sincos_row(SplitFrequencies{w}, n, p, s, c);
+inline void sincos_f64(const SplitFrequencies& F, std::int64_t n, double p, double* s, double* c) {
+  sincos_row(F, n, p, s, c);
 }
 
 // See scalar::rotate_to_f32; n a multiple of 4.
@@ -109,7 +110,8 @@ inline void rotate_to_f32(const double* sa, const double* ca, const double* sd, 
 // Frequencies i..i+3 of scalar::rotate1_exact: the float64 sums two lanes at a time, the rounding
 // test of the paper's kernels (round4), the rare hard lanes recomputed.
 inline void rotate4_exact(const double* sa, const double* ca, const double* sd, const double* cd,
-                          std::int64_t i, double p, const double* w, v128_t& s4, v128_t& c4) {
+                          std::int64_t i, double p, const SplitFrequencies& F, v128_t& s4,
+                          v128_t& c4) {
   v128_t sv[2], cv[2];
   for (int h = 0; h < 2; ++h) {
     const std::int64_t j = i + 2 * h;
@@ -122,18 +124,18 @@ inline void rotate4_exact(const double* sa, const double* ca, const double* sd, 
   s4 = round4(sv[0], sv[1], hs);
   c4 = round4(cv[0], cv[1], hc);
   if (wasm_v128_any_true(wasm_v128_or(hs, hc))) {
-    s4 = fix_hard(s4, hs, p, SplitFrequencies{w}, i, false);
-    c4 = fix_hard(c4, hc, p, SplitFrequencies{w}, i, true);
+    s4 = fix_hard(s4, hs, p, F, i, false);
+    c4 = fix_hard(c4, hc, p, F, i, true);
   }
 }
 
 // See scalar::rotate_to_f32_exact; n a multiple of 4.
 inline void rotate_to_f32_exact(const double* sa, const double* ca, const double* sd,
-                                const double* cd, std::int64_t n, double p, const double* w,
-                                float* s, float* c) {
+                                const double* cd, std::int64_t n, double p,
+                                const SplitFrequencies& F, float* s, float* c) {
   for (std::int64_t i = 0; i < n; i += 4) {
     v128_t s4, c4;
-    rotate4_exact(sa, ca, sd, cd, i, p, w, s4, c4);
+    rotate4_exact(sa, ca, sd, cd, i, p, F, s4, c4);
     wasm_v128_store(s + i, s4);
     wasm_v128_store(c + i, c4);
   }

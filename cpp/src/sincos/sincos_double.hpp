@@ -35,7 +35,7 @@ inline void sincos_double(double x, double& s, double& c) {
     if (r < 0) r += kTwoPiHi;
   }
   const double one = 1.0;
-  scalar::sincos_f64(&one, 1, r, &s, &c);
+  scalar::sincos_row(SplitFrequencies{&one}, 1, r, &s, &c);
   if (x < 0) s = -s;
 }
 

@@ -1,8 +1,8 @@
 // 2D sin-cos tables (sincos2d.hpp). The 1D sines and cosines come from the shared float64
 // machinery (sincos/kernel_f64.hpp: Cody-Waite reduction and fdlibm polynomials), rounded once to
-// float32. The sinusoidal encoder is not reused as such: its frequencies are base^(-2k/D) by
-// exp/log, while MAE's are 1 / base**omega in float64 and timm's a float32 chain; reproducing each
-// reference's own frequencies keeps the tables equal to theirs, not only within the bound.
+// float32. The sinusoidal encoder is not reused as such: MAE's frequencies are base^(-k/q)
+// (q = D/4), taken as real numbers (double-double, as the paper table's), and timm's a float32
+// chain, its own frequencies (the tables then equal timm's, not only within the bound).
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -54,13 +54,21 @@ POSENC_HOT_ENTRY EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
   ready_ = false;
   EncodingError e = validate(spec);
   if (!e.ok()) return e;
-  const std::int64_t q = spec.dim / 4;  // frequencies
-  std::vector<double> w(static_cast<std::size_t>(q));
+  const std::int64_t q = spec.dim / 4;      // frequencies
+  const std::int64_t qp = (q + 1) / 2 * 2;  // the f64x2 kernel works on pairs
+  std::vector<double> w(static_cast<std::size_t>(q)), wp(static_cast<std::size_t>(qp)),
+      lo(wp.size());
+  const math::DD log_base = math::log_dd(spec.base);
   for (std::int64_t k = 0; k < q; ++k) {
     if (spec.preset == Sincos2dPreset::mae) {
-      // get_1d_sincos_pos_embed_from_grid: omega = arange(D/2 // 2) / (D/2 / 2.); 1. / 10000**omega
-      const double omega = static_cast<double>(k) / (static_cast<double>(spec.dim / 2) / 2.0);
-      w[static_cast<std::size_t>(k)] = 1.0 / math::pow(spec.base, omega);
+      // get_1d_sincos_pos_embed_from_grid: omega = arange(D/2 // 2) / (D/2 / 2.) = k / q exactly
+      // (D a multiple of 4); 1. / 10000**omega, taken as the real number base^(-k/q) (the paper
+      // formula's rule): the nearest double and its tail (lo), as the sinusoidal encoder does.
+      const math::DD x =
+          math::div_d(math::mul_d(log_base, static_cast<double>(k)), static_cast<double>(q));
+      const math::DD real = math::exp_dd(math::neg(x));
+      w[static_cast<std::size_t>(k)] = real.hi;
+      lo[static_cast<std::size_t>(k)] = real.lo;
     } else {
       // freq_bands(pos_dim, temperature, step=1): arange(0, q).to(float32) / q; 1. / (T ** exp)
       const float exponent = detail::div_f32(static_cast<float>(k), static_cast<float>(q));
@@ -69,15 +77,17 @@ POSENC_HOT_ENTRY EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
     }
   }
   const std::int64_t side = spec.height > spec.width ? spec.height : spec.width;
-  const std::int64_t qp = (q + 1) / 2 * 2;  // the f64x2 kernel works on pairs
   if (!table_.resize(static_cast<std::size_t>(side * 2 * q)))
     return encoding_error(EncodingStatus::out_of_memory, "dim",
                           "needs more memory than is available");
-  std::vector<double> wp(static_cast<std::size_t>(qp), 0.0), s(wp.size()), c(wp.size());
+  std::vector<double> s(wp.size()), c(wp.size());
   std::memcpy(wp.data(), w.data(), static_cast<std::size_t>(q) * sizeof(double));
+  detail::SplitFrequencies F;
+  F.w = wp.data();
+  F.lo = lo.data();
   for (std::int64_t p = 0; p < side; ++p) {
     // Angles p * w <= 65535 * w_0 with w_0 = 1: always within the fast reduction.
-    detail::f64_kernel::sincos_f64(wp.data(), qp, static_cast<double>(p), s.data(), c.data());
+    detail::f64_kernel::sincos_f64(F, qp, static_cast<double>(p), s.data(), c.data());
     // Each value the float32 nearest to the exact sin / cos of p w_k (the paper table's rule):
     // the float64 value decides the rounding unless a float32 midpoint lies within its error
     // bound, and then the double-double path does (detail::rounded).
@@ -85,8 +95,8 @@ POSENC_HOT_ENTRY EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
     const double pd = static_cast<double>(p);
     for (std::int64_t k = 0; k < q; ++k) {
       const std::size_t i = static_cast<std::size_t>(k);
-      row[k] = detail::rounded(s[i], pd, w[i], 0.0, false);
-      row[q + k] = detail::rounded(c[i], pd, w[i], 0.0, true);
+      row[k] = detail::rounded_at(s[i], pd, F, k, false);
+      row[q + k] = detail::rounded_at(c[i], pd, F, k, true);
     }
   }
   spec_ = spec;

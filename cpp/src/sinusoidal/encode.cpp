@@ -48,31 +48,6 @@ Status for_each_row(const SinusoidalEncoder& e, const RowPositions& rows, RowSin
   return Status::ok;
 }
 
-// The spec's frequencies (frequencies(spec)) and their low parts (zeros unless exact).
-struct FrequencyParts {
-  std::vector<double> w, lo;
-};
-
-FrequencyParts frequencies_of(const Spec& spec, Status status) {
-  FrequencyParts f;
-  if (status != Status::ok) return f;
-  const auto n = static_cast<std::size_t>(columns_of(spec).sines);
-  f.w.resize(n);
-  f.lo.resize(n);
-  frequencies(spec, f.w.data(), f.lo.data());
-  return f;
-}
-
-// At least 4 entries, so that w[0] exists even without frequencies (dim 1, zero-padded). Padding
-// repeats the last frequency: padding lanes then compute ordinary values (never written) and take
-// the hard-case path no more often than real ones; w[0] stays the largest.
-std::vector<double> padded(std::vector<double> w, std::int64_t n) {
-  const std::int64_t size = std::max<std::int64_t>(detail::kernel_pad(n), 4);
-  const double last = w.empty() ? 0.0 : w.back();
-  w.resize(static_cast<std::size_t>(size), last);
-  return w;
-}
-
 // Consecutive calls of at least this many rows take the angle-addition path.
 constexpr std::int64_t kBulkMinRows = 16;
 
@@ -116,18 +91,28 @@ SinusoidalEncoder::SinusoidalEncoder(const Spec& spec)
     : spec_(spec),
       status_(validate(spec)),
       columns_(status_ == Status::ok ? columns_of(spec) : Columns{}),
-      frequencies_(),
       block_rows_(status_ == Status::ok ? detail::block_rows_for(spec.dim) : 0) {
-  FrequencyParts parts = frequencies_of(spec, status_);
-  const auto n = static_cast<std::int64_t>(parts.w.size());
-  padded_frequencies_ = padded(parts.w, n);
-  padded_low_ = padded(std::move(parts.lo), n);
-  padded_split_low_.resize(padded_frequencies_.size());
-  for (std::size_t i = 0; i < padded_frequencies_.size(); ++i) {
+  // The frequencies and their low parts (zeros unless exact), then the kernels' copies: padded to
+  // a multiple of 4 (at least 4, so that w[0] exists even without frequencies: dim 1,
+  // zero-padded) by repeating the last frequency, so that padding lanes compute ordinary values
+  // (never written) and take the hard-case path no more often than real ones (w[0] stays the
+  // largest); and the Dekker low halves of the heads (the direct rows' split, done once).
+  const auto n = static_cast<std::size_t>(status_ == Status::ok ? columns_.sines : 0);
+  const auto size = static_cast<std::size_t>(
+      std::max<std::int64_t>(detail::kernel_pad(static_cast<std::int64_t>(n)), 4));
+  std::vector<double> low(n);
+  frequencies_.resize(n);
+  if (n > 0) posenc::frequencies(spec, frequencies_.data(), low.data());
+  padded_frequencies_.resize(size);
+  padded_low_.resize(size);
+  padded_split_low_.resize(size);
+  for (std::size_t i = 0; i < size && n > 0; ++i) {
+    const std::size_t k = i < n ? i : n - 1;
     double wh;
-    detail::split(padded_frequencies_[i], wh, padded_split_low_[i]);
+    padded_frequencies_[i] = frequencies_[k];
+    padded_low_[i] = low[k];
+    detail::split(frequencies_[k], wh, padded_split_low_[i]);
   }
-  frequencies_ = std::move(parts.w);
   static std::atomic<std::uint64_t> constructed{0};
   identity_ = ++constructed;
 }

@@ -28,9 +28,14 @@ namespace posenc {
 // The frequencies a spec uses for a call whose largest position + 1 is sequence_length (only
 // dynamic and longrope depend on it; 0 means "the model's own context": the unscaled / short set).
 // inv_freq gets rotary_dim / 2 values w_i (radians per position), *attention_scaling the factor A
-// HF multiplies cos and sin by (1 except yarn and longrope).
+// HF multiplies cos and sin by (1 except yarn and longrope). With tails, the formula's real
+// frequencies where the spec has them: explicit options (float64 arithmetic) without scaling, whose
+// w_i = base^(-2i/d) is then the real number inv_freq[i] + tails[i] (double-double, about 2^-100
+// relative; inv_freq[i] the nearest double); tails is left empty otherwise (float32 chains, the
+// scaling rules' float64 steps).
 EncodingError rotary_frequencies(const RotarySpec& spec, double sequence_length,
-                                 std::vector<double>* inv_freq, double* attention_scaling);
+                                 std::vector<double>* inv_freq, double* attention_scaling,
+                                 std::vector<double>* tails = nullptr);
 
 // The largest position accepted (2^31 - 1); the precision bound holds below 2^24.
 inline constexpr double kMaxRotaryPosition = 2147483647.0;
