@@ -23,6 +23,8 @@ for (const simd of [true, false]) {
         assert.equal(info.frequencies, fixture.facts.frequencies);
         assert.equal(info.odd, fixture.facts.odd);
         assert.equal(info.minDim, fixture.facts.minDim ?? 1);
+        // The paper's real frequencies for vaswani only; the frameworks keep their float64 ones.
+        assert.equal(info.exactFrequencies, fixture.preset === 'vaswani');
       });
       for (const c of fixture.cases) {
         test(`${fixture.preset}: ${c.name}`, () => {

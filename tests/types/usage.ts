@@ -45,6 +45,7 @@ async function main(): Promise<void> {
   const joined: Float32Array = pe.concat(emb, 8, 4, { preset: 'whisper' });
   const m: Float32Array = pe.shift(3, 8, { form: 'matrix', layout: 'interleaved' });
   const presets: readonly PresetInfo[] = pe.presets;
+  const realFrequencies: boolean = presets[0].exactFrequencies;
   const enc: Encoder = pe.encoder({ dim: 8, preset: 'tensor2tensor', base: 10000 });
   enc.encode(2, { offset: 5, out: new Float32Array(16) });
   enc.addTo(emb, { scale: 2, paddingMask: [0, 0, 0, 0, 0, 0, 0, 1] });
@@ -77,7 +78,7 @@ async function main(): Promise<void> {
   only.loadModel(new Uint8Array(8));
   // @ts-expect-error: posenc/encoding has no transformer
   void only.encoderLayer;
-  void [table, same, joined, m, presets, disposed, row, asSinusoidal, alsoSinusoidal, asEncoding];
+  void [table, same, joined, m, presets, realFrequencies, disposed, row, asSinusoidal, alsoSinusoidal, asEncoding];
 }
 
 void main();
