@@ -6,7 +6,10 @@
 // frequencies are the real ones; framework presets keep float64 frequencies and are checked by
 // presets.test.mjs. Compared bit for bit in both builds and both entries (posenc,
 // posenc/encoding), through encode (offset and positions), addTo with scale 1, concat and an
-// Encoder.
+// Encoder. The same for the two other families computed from real frequencies: RoPE from explicit
+// options without scaling (rot.cosSin in the 'half', 'interleaved' and 'deinterleave' layouts,
+// w_i = base^(-2i/d)) and encode2d's 'mae' table (w_k = base^(-k/q)), from the fixture's "rotary"
+// and "mae" sections.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,19 +19,18 @@ import { fixtureDir, loadEncodingPackage, loadPackage } from './helpers.mjs';
 
 const fixture = JSON.parse(readFileSync(join(fixtureDir, 'exact', 'exact.json'), 'utf8'));
 
-/** The fixture's float32 bits of a case, row-major (the inverse of gen_exact.py's encode_bits:
- * base64, zlib, four byte planes, zigzag, bitsOrder prefix sums down each column). */
-function expectedBits(c) {
-  const { length: rows, dim } = c;
+/** The float32 bits of a packed [rows, dim] table, row-major (the inverse of gen_exact.py's
+ * encode_bits: base64, zlib, four byte planes, zigzag, bitsOrder prefix sums down each column). */
+function unpackBits(id, bits, bitsOrder, rows, dim) {
   const n = rows * dim;
-  const bytes = inflateSync(Buffer.from(c.bits, 'base64'));
-  assert.equal(bytes.length, 4 * n, `${c.id}: packed size`);
+  const bytes = inflateSync(Buffer.from(bits, 'base64'));
+  assert.equal(bytes.length, 4 * n, `${id}: packed size`);
   const columnMajor = new Uint32Array(n);
   for (let j = 0; j < n; j++) {
     const zz = (bytes[j] | (bytes[n + j] << 8) | (bytes[2 * n + j] << 16) | (bytes[3 * n + j] << 24)) >>> 0;
     columnMajor[j] = (zz >>> 1) ^ -(zz & 1); // stored mod 2^32
   }
-  for (let k = 0; k < c.bitsOrder; k++) {
+  for (let k = 0; k < bitsOrder; k++) {
     for (let col = 0; col < dim; col++) {
       for (let r = 1; r < rows; r++) columnMajor[col * rows + r] += columnMajor[col * rows + r - 1];
     }
@@ -39,6 +41,9 @@ function expectedBits(c) {
   }
   return out;
 }
+
+/** The fixture's float32 bits of a pe.encode case, row-major. */
+const expectedBits = (c) => unpackBits(c.id, c.bits, c.bitsOrder, c.length, c.dim);
 
 const cases = fixture.cases.map((c) => ({ ...c, want: expectedBits(c) }));
 const positionOf = (c, r) => (c.positions ? c.positions[r] : c.offset + r);
@@ -73,10 +78,101 @@ function expectExact(c, got, what, { dim = c.dim, column0 = 0, width = c.dim, fi
   return total;
 }
 
+// RoPE: the table of a case is [length, rotaryDim]: cos(p w_i) for i < n = rotaryDim / 2, then
+// sin(p w_i). cosSin's layouts repeat each value twice (HF's): 'half' and 'deinterleave' (whose
+// cos/sin are 'half''s) torch.cat((freqs, freqs)), column k is frequency k mod n; 'interleaved'
+// repeat_interleave(freqs, 2), column k is frequency floor(k / 2).
+const rotaryCases = fixture.rotary.cases.map((c) => ({
+  ...c,
+  table: unpackBits(c.id, c.bits, c.bitsOrder, c.length, c.rotaryDim),
+}));
+const ROTARY_LAYOUTS = ['half', 'interleaved', 'deinterleave'];
+const frequencyOfColumn = (layout, n, k) => (layout === 'interleaved' ? k >> 1 : k % n);
+
+/** The expected cos and sin bits of rows firstRow .. firstRow + rows - 1 in the layout. */
+function rotaryExpected(c, layout, firstRow = 0, rows = c.length - firstRow) {
+  const d = c.rotaryDim;
+  const n = d / 2;
+  const cos = new Uint32Array(rows * d);
+  const sin = new Uint32Array(rows * d);
+  for (let r = 0; r < rows; r++) {
+    for (let k = 0; k < d; k++) {
+      const i = frequencyOfColumn(layout, n, k);
+      cos[r * d + k] = c.table[(firstRow + r) * d + i];
+      sin[r * d + k] = c.table[(firstRow + r) * d + n + i];
+    }
+  }
+  return { cos, sin };
+}
+
+// MAE: the table of a case is 1d(x) = [sin(x w_k), k < q | cos(x w_k)] for the coordinates
+// x = 0 .. max(height, width) - 1; encode2d's row i * width + j (grid row i, column j) is
+// [1d(j) | 1d(i)] (MAE's meshgrid(grid_w, grid_h): the column coordinate first).
+const maeCases = fixture.mae.cases.map((c) => ({
+  ...c,
+  table: unpackBits(c.id, c.bits, c.bitsOrder, c.coordinates, c.dim / 2),
+}));
+
+function maeExpected(c) {
+  const { height, width, dim } = c;
+  const half = dim / 2;
+  const out = new Uint32Array(height * width * dim);
+  for (let i = 0; i < height; i++) {
+    for (let j = 0; j < width; j++) {
+      const row = out.subarray((i * width + j) * dim, (i * width + j + 1) * dim);
+      row.set(c.table.subarray(j * half, (j + 1) * half), 0);
+      row.set(c.table.subarray(i * half, (i + 1) * half), half);
+    }
+  }
+  return out;
+}
+
+/** got (Float32Array) must equal want (uint32 bits) value for value; on failure the count and the
+ * first mismatches, each described by where(index). Returns the number of values. */
+function expectSameBits(id, what, got, want, where) {
+  assert.equal(got.length, want.length, `${id} ${what}: length`);
+  const gotBits = bitsOf(got);
+  const bad = [];
+  for (let k = 0; k < want.length; k++) if (gotBits[k] !== want[k]) bad.push(k);
+  if (bad.length > 0) {
+    const show = bad.slice(0, 5).map((k) =>
+      `${where(k)}: got ${asFloat(gotBits[k])} (0x${gotBits[k].toString(16)}), want ${asFloat(want[k])} (0x${want[k].toString(16)})`);
+    assert.fail(`${id} ${what}: ${bad.length} of ${want.length} values are not the nearest float32 ` +
+      `(${(100 * (1 - bad.length / want.length)).toFixed(3)}% agree); first:\n  ${show.join('\n  ')}`);
+  }
+  return want.length;
+}
+
+/** cosSin's cos and sin of rows firstRow.. of a case, each value against the fixture. */
+function expectRotary(c, layout, got, what, firstRow = 0) {
+  const d = c.rotaryDim;
+  const rows = got.cos.length / d;
+  assert.ok(Number.isInteger(rows) && rows >= 1, `${c.id} ${what}: cos length ${got.cos.length}`);
+  const want = rotaryExpected(c, layout, firstRow, rows);
+  const where = (kind) => (k) => {
+    const r = firstRow + Math.floor(k / d);
+    const col = k % d;
+    return `${kind} position ${positionOf(c, r)} column ${col} (frequency ${frequencyOfColumn(layout, d / 2, col)})`;
+  };
+  return expectSameBits(c.id, `${what} ${layout} cos`, got.cos, want.cos, where('cos')) +
+    expectSameBits(c.id, `${what} ${layout} sin`, got.sin, want.sin, where('sin'));
+}
+
 test('the fixture: every case decodes, no undecided value', () => {
   assert.ok(cases.length >= 20);
   for (const c of cases) {
     assert.equal(c.want.length, c.count, c.id);
+    assert.deepEqual(c.undecided, [], c.id);
+  }
+  assert.ok(rotaryCases.length >= 4 && maeCases.length >= 4);
+  for (const c of rotaryCases) {
+    assert.equal(c.table.length, c.count, c.id);
+    assert.equal(c.count, c.length * c.rotaryDim, c.id);
+    assert.deepEqual(c.undecided, [], c.id);
+  }
+  for (const c of maeCases) {
+    assert.equal(c.table.length, c.count, c.id);
+    assert.equal(c.coordinates, Math.max(c.height, c.width), c.id);
     assert.deepEqual(c.undecided, [], c.id);
   }
 });
@@ -139,6 +235,84 @@ for (const [entry, { init }] of entries) {
           }
         });
       }
+
+      for (const c of rotaryCases) {
+        for (const layout of ROTARY_LAYOUTS) {
+          test(`rotary cosSin ${c.id} ${layout} (${c.length} x ${c.rotaryDim})`, (t) => {
+            const rot = pe.rotary({ ...c.options, layout });
+            try {
+              assert.equal(rot.attentionScaling, 1);
+              assert.equal(rot.rotaryDim, c.rotaryDim);
+              assert.deepEqual(Array.from(rot.inverseFrequencies), c.nearestFloat64Frequencies,
+                'inverseFrequencies: the doubles nearest to base^(-2i/d)');
+              const values = expectRotary(c, layout, rot.cosSin(c.length, rowOptions(c)), 'cosSin');
+              t.diagnostic(`${values} values exact`);
+            } finally {
+              rot.dispose();
+            }
+          });
+        }
+
+        if (!c.positions) {
+          test(`rotary cosSin ${c.id}: the same rows as explicit positions`, () => {
+            const positions = Array.from({ length: c.length }, (_, r) => c.offset + r);
+            for (const layout of ['half', 'interleaved']) {
+              const rot = pe.rotary({ ...c.options, layout });
+              try {
+                expectRotary(c, layout, rot.cosSin(c.length, { positions }), 'cosSin(positions)');
+                expectRotary(c, layout, rot.cosSin(c.length, { positions: Float64Array.from(positions) }),
+                  'cosSin(Float64Array positions)');
+              } finally {
+                rot.dispose();
+              }
+            }
+          });
+        }
+      }
+
+      test('rotary cosSin rope-start-d6: one row at a time and every suffix, offsets 0 to 40', () => {
+        const c = rotaryCases.find(({ id }) => id === 'rope-start-d6');
+        for (const layout of ROTARY_LAYOUTS) {
+          const rot = pe.rotary({ ...c.options, layout });
+          try {
+            for (let r = 0; r < c.length; r++) {
+              expectRotary(c, layout, rot.cosSin(1, { offset: c.offset + r }), `cosSin(1) row ${r}`, r);
+              expectRotary(c, layout, rot.cosSin(c.length - r, { offset: c.offset + r }), `cosSin from row ${r}`, r);
+            }
+          } finally {
+            rot.dispose();
+          }
+        }
+      });
+
+      for (const c of maeCases) {
+        test(`encode2d mae ${c.id} (${c.height} x ${c.width} x ${c.dim})`, (t) => {
+          const got = pe.encode2d(c.height, c.width, c.dim, c.options);
+          const d = c.dim;
+          const q = d / 4;
+          const where = (k) => {
+            const t2 = Math.floor(k / d);
+            const col = k % d;
+            const [i, j] = [Math.floor(t2 / c.width), t2 % c.width];
+            const x = col < 2 * q ? j : i;
+            const kk = col % (2 * q);
+            return `grid (${i}, ${j}) column ${col}: ${kk < q ? 'sin' : 'cos'}(${x} w_${kk % q})`;
+          };
+          const values = expectSameBits(c.id, 'encode2d', got, maeExpected(c), where);
+          t.diagnostic(`${values} values exact`);
+        });
+      }
+
+      test('encode2d mae: preset \'mae\' named and clsToken (a zero row first) give the same values', () => {
+        const c = maeCases.find(({ id }) => id === 'mae-32x32-d64');
+        const want = maeExpected(c);
+        expectSameBits(c.id, "preset 'mae'", pe.encode2d(c.height, c.width, c.dim, { ...c.options, preset: 'mae' }),
+          want, (k) => `value ${k}`);
+        const withCls = pe.encode2d(c.height, c.width, c.dim, { ...c.options, clsToken: true });
+        assert.equal(withCls.length, want.length + c.dim);
+        assert.deepEqual(Array.from(bitsOf(withCls.subarray(0, c.dim))), new Array(c.dim).fill(0));
+        expectSameBits(c.id, 'clsToken', withCls.subarray(c.dim), want, (k) => `value ${k} after the cls row`);
+      });
     });
   }
 }
