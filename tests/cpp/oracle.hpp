@@ -45,8 +45,9 @@ Rounded rounded_sin_cos(double p, double w, bool cosine);
 // The frequency w_i of a spec with exact_frequencies, the real number m (b / m)^(-e_i), in quad
 // precision from this file's own exp and log series (not the library's double-double, nor libm's
 // expl / logl, which musl implements only to double precision for quad long double): relative
-// error about 2^-108. The numbers are returned as their float64 head and tail (hi + lo, the tail
-// rounded to float64: about 2^-106 relative). And the same series' exp and log, for the test that
+// error below 2^-101 (measured against libquadmath: the quad rounding of x = k ln 2 + r and the
+// squarings). The numbers are returned as their float64 head and tail (hi + lo, the tail rounded
+// to float64: about 2^-106 relative, below the series' own error). And the same series' exp and log, for the test that
 // holds them to libquadmath natively.
 struct QuadFrequency {
   double hi = 0.0, lo = 0.0;

@@ -138,6 +138,7 @@ TEST_CASE(
   std::mt19937_64 rng(2024);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   Count bulk, explicit_rows, cached, added, concatenated;
+  std::int64_t scaled_bad = 0;  // add_to with embeddings and a scale
   for (int k = 0; k < kRandomSpecs; ++k) {
     const Spec spec = random_spec(rng);
     REQUIRE(validate(spec) == Status::ok);
@@ -160,6 +161,17 @@ TEST_CASE(
       std::vector<float> sum(out.size(), 0.0f);
       REQUIRE(encoder.add_to(rp, 1.0f, sum.data(), sum.size()) == Status::ok);
       added.add(spec, consecutive(first, rows), sum);
+      // add_to proper: random embeddings, scale sqrt(dim): fround(fround(e * s) + PE) with the PE
+      // just checked.
+      std::uniform_real_distribution<float> any(-4.0f, 4.0f);
+      std::vector<float> emb_scaled(out.size());
+      for (float& e : emb_scaled)
+        e = any(rng);
+      const float s = std::sqrt(static_cast<float>(spec.dim));
+      std::vector<float> scaled = emb_scaled;
+      REQUIRE(encoder.add_to(rp, s, scaled.data(), scaled.size()) == Status::ok);
+      for (std::size_t i = 0; i < out.size(); ++i)
+        scaled_bad += scaled[i] != emb_scaled[i] * s + out[i];
       // concat: the values after one embedding column.
       std::vector<float> emb(static_cast<std::size_t>(rows), 7.0f),
           cat(static_cast<std::size_t>(rows) * (d + 1));
@@ -214,6 +226,7 @@ TEST_CASE(
   CHECK(cached.bad == 0);
   CHECK(added.bad == 0);
   CHECK(concatenated.bad == 0);
+  CHECK(scaled_bad == 0);
 }
 
 TEST_CASE("the issue's cases: the paper's table at long positions equals the formula", "[exact]") {

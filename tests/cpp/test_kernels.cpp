@@ -307,13 +307,16 @@ double sincos_row_error() {
     const KernelFrequencies freqs(spec);
     const std::int64_t n = freqs.size();
     std::vector<double> s(n), c(n);
+    std::vector<oracle::QuadFrequency> real;
+    for (std::int64_t i = 0; i < 256; ++i)
+      real.push_back(oracle::real_frequency(spec, i));
     std::mt19937 rng(11);
     std::uniform_real_distribution<double> any(0.0, 16777216.0);
     for (int k = 0; k < 400; ++k) {
       const double p = k < 64 ? static_cast<double>(k) : std::floor(any(rng));
       K::sincos_row(freqs.split(), n, p, s.data(), c.data());
       for (std::int64_t i = 0; i < 256; ++i) {
-        const oracle::QuadFrequency w = oracle::real_frequency(spec, i);
+        const oracle::QuadFrequency w = real[static_cast<std::size_t>(i)];
         worst = std::max(
             {worst, oracle::error_of(s[i], p, w, false), oracle::error_of(c[i], p, w, true)});
       }
@@ -344,6 +347,17 @@ TEST_CASE("the hard-case path rounds correctly on its own", "[kernels]") {
                                  oracle::rounded_sin_cos(p, w, cosine));
   }
   CHECK(bad == 0);
+  // With a real frequency's tail (|lo| <= ulp(w) / 2): the angle is p (w + lo).
+  std::uniform_real_distribution<double> tail(-0x1p-54, 0x1p-54);
+  std::int64_t bad_tail = 0;
+  for (int k = 0; k < 20000; ++k) {
+    const double p = std::floor(position(rng)), w = frequency(rng), lo = w * tail(rng);
+    for (bool cosine : {false, true})
+      bad_tail +=
+          !oracle::acceptable(pd::rounded_exact(p, w, lo, cosine),
+                              oracle::rounded_sin_cos(p, oracle::QuadFrequency{w, lo}, cosine));
+  }
+  CHECK(bad_tail == 0);
   CHECK(pd::rounded_exact(0.0, 0.5, 0x1p-60, false) == 0.0f);
   CHECK(pd::rounded_exact(0.0, 0.5, 0x1p-60, true) == 1.0f);
 }

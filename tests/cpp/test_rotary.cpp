@@ -69,7 +69,9 @@ TEST_CASE("rotary cos_sin: every value the correctly rounded float32, rows and b
         w.push_back(oracle::real_frequency(paper, i));
         CHECK(rot.inverse_frequencies()[static_cast<std::size_t>(i)] == w.back().hi);
       }
-      const std::vector<double> explicit_positions = test_positions();
+      std::vector<double> explicit_positions = test_positions();
+      for (double f : {12345.5, 1048576.75, 16777214.25, 16777000.125})
+        explicit_positions.push_back(f);  // fractional positions: the per-row path
       // Explicit positions (the per-row path), then consecutive rows from offsets (the block
       // path: anchors every 32 positions and angle addition), near 0 and near 2^24.
       for (double first : {-1.0, 0.0, 16777215.0 - 150.0}) {
@@ -227,6 +229,39 @@ TEST_CASE("rotary: one row, chunks and explicit positions equal the bulk call bi
   }
 }
 
+TEST_CASE("rotary: an anchor cache shared by real and float64 frequencies with the same heads",
+          "[rotary]") {
+  // headDim 4, base 10000: the real frequencies (explicit options, no scaling) are {1, 0.01} with a
+  // tail on 0.01; 'linear' with factor 1 gives HF's float64 chain, the same two heads and no tail.
+  const RotaryEmbedding real = make(explicit_spec(4, 4, RotaryLayout::half));
+  RotarySpec chain_spec = explicit_spec(4, 4, RotaryLayout::half);
+  chain_spec.scaling.type = RopeScalingType::linear;
+  chain_spec.scaling.factor = 1.0;
+  const RotaryEmbedding chain = make(chain_spec);
+  REQUIRE(real.inverse_frequencies() == chain.inverse_frequencies());
+  auto row = [](const RotaryEmbedding& rot, double p, RotaryAnchorCache* cache) {
+    RotaryRows one;
+    one.count = 1;
+    one.first_position = p;
+    std::vector<float> c(4), s(4);
+    REQUIRE(rot.cos_sin(one, c.data(), s.data(), c.size(), s.size(), cache).ok());
+    c.insert(c.end(), s.begin(), s.end());
+    return c;
+  };
+  // Positions near 2^24 where the tail changes a value (about 1 in 500).
+  std::vector<double> differ;
+  for (double p = 16777215.0; p > 16777215.0 - 60000 && differ.size() < 12; --p)
+    if (row(real, p, nullptr) != row(chain, p, nullptr)) differ.push_back(p);
+  REQUIRE(differ.size() == 12);
+  RotaryAnchorCache cache;
+  for (double p : differ) {
+    // The real set fills the cache with its anchor, then the float64 set asks for the same block.
+    CHECK(row(real, p, &cache) == row(real, p, nullptr));
+    CHECK(row(chain, p, &cache) == row(chain, p, nullptr));
+    CHECK(row(real, p, &cache) == row(real, p, nullptr));
+  }
+}
+
 TEST_CASE("rotary cos_sin: the block path of an offset equals the per-row path bit for bit",
           "[rotary]") {
   // cos_sin with an offset (consecutive integer positions) is written block by block
@@ -340,8 +375,13 @@ TEST_CASE("rotary float64 frequencies of explicit options", "[rotary]") {
     spec.scaling.factor = 4;
     std::vector<double> lin;
     REQUIRE(rotary_frequencies(spec, 0, &lin, &a).ok());
-    for (std::size_t i = 0; i < 64; ++i)
-      CHECK(lin[i] == inv[i] / 4);
+    // Scaling rules keep HF's float64 chain 1.0 / base ** (2i / d), then / factor; without
+    // scaling the heads are the doubles nearest to base^(-2i/d), which may differ by an ulp.
+    for (std::size_t i = 0; i < 64; ++i) {
+      const double chain = 1.0 / std::pow(base, static_cast<double>(2 * i) / 128.0);
+      CHECK(lin[i] == Approx(chain / 4).epsilon(1e-15));
+      CHECK(std::fabs(inv[i] - chain) <= chain * 0x1p-52);
+    }
   }
 }
 

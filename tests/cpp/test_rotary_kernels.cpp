@@ -98,15 +98,18 @@ TEST_CASE("rotary SIMD kernels equal the scalar kernels bit for bit", "[rotary][
   std::uniform_real_distribution<double> uw(1e-9, 1.0);
   std::uniform_real_distribution<float> ux(-3.0f, 3.0f);
   for (std::int64_t n : {4, 8, 12, 64, 100}) {
-    std::vector<double> w(n), s1(n), c1(n), s2(n), c2(n), sd(n), cd(n);
-    for (double& v : w)
-      v = uw(rng);
+    std::vector<double> w(n), lo(n), s1(n), c1(n), s2(n), c2(n), sd(n), cd(n);
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      w[i] = uw(rng);
+      lo[i] = w[i] * (uw(rng) - 0.5) * 0x1p-53;  // a real frequency's tail (explicit options)
+    }
+    const pd::SplitFrequencies F{w.data(), lo.data()};
     for (double p : {0.0, 1.0, 4095.0, 4096.0, 1048579.0, 16777215.0, 123.5}) {
-      pd::scalar::sincos_f64(pd::SplitFrequencies{w.data()}, n, p, s1.data(), c1.data());
-      pd::simd::sincos_f64(pd::SplitFrequencies{w.data()}, n, p, s2.data(), c2.data());
+      pd::scalar::sincos_f64(F, n, p, s1.data(), c1.data());
+      pd::simd::sincos_f64(F, n, p, s2.data(), c2.data());
       CHECK(s1 == s2);
       CHECK(c1 == c2);
-      pd::scalar::sincos_f64(pd::SplitFrequencies{w.data()}, n, 17.0, sd.data(), cd.data());
+      pd::scalar::sincos_f64(F, n, 17.0, sd.data(), cd.data());
       std::vector<float> fs1(n), fc1(n), fs2(n), fc2(n);
       for (double scale : {1.0, 1.2079441541679836}) {
         pd::scalar::rotate_to_f32(s1.data(), c1.data(), sd.data(), cd.data(), n, scale, fs1.data(),
@@ -120,20 +123,23 @@ TEST_CASE("rotary SIMD kernels equal the scalar kernels bit for bit", "[rotary][
   }
   // The two-chain anchor kernel and the cos_sin block kernel.
   for (std::int64_t np : {4, 8, 32, 64, 68}) {
-    std::vector<double> w(np), s1(np), c1(np), s2(np), c2(np);
-    for (double& v : w)
-      v = uw(rng);
+    std::vector<double> w(np), lo(np), s1(np), c1(np), s2(np), c2(np);
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      w[i] = uw(rng);
+      lo[i] = np % 8 == 0 ? w[i] * (uw(rng) - 0.5) * 0x1p-53 : 0.0;  // with and without tails
+    }
+    const pd::SplitFrequencies F{w.data(), lo.data()};
     for (double p : {0.0, 32.0, 4096.0, 16777184.0, 1048576.0}) {
-      pd::scalar::sincos_f64(pd::SplitFrequencies{w.data()}, np, p, s1.data(), c1.data());
-      pd::simd::sincos_f64_two_pass(pd::SplitFrequencies{w.data()}, np, p, s2.data(), c2.data());
+      pd::scalar::sincos_f64(F, np, p, s1.data(), c1.data());
+      pd::simd::sincos_f64_two_pass(F, np, p, s2.data(), c2.data());
       CHECK(s1 == s2);
       CHECK(c1 == c2);
     }
     std::vector<double> step_s(32 * np), step_c(32 * np);
     for (std::int64_t e = 0; e < 32; ++e)
-      pd::scalar::sincos_f64(pd::SplitFrequencies{w.data()}, np, static_cast<double>(e),
-                             step_s.data() + e * np, step_c.data() + e * np);
-    pd::scalar::sincos_f64(pd::SplitFrequencies{w.data()}, np, 4096.0, s1.data(), c1.data());
+      pd::scalar::sincos_f64(F, np, static_cast<double>(e), step_s.data() + e * np,
+                             step_c.data() + e * np);
+    pd::scalar::sincos_f64(F, np, 4096.0, s1.data(), c1.data());
     for (std::int64_t n : {np, np - 1}) {
       for (bool half : {true, false}) {
         for (float scale : {1.0f, 1.1386294f}) {
@@ -147,7 +153,7 @@ TEST_CASE("rotary SIMD kernels equal the scalar kernels bit for bit", "[rotary][
           B.scale = scale;
           B.half = half;
           B.anchor = 4096.0;  // the anchor's sines and cosines are s1, c1 (position 4096)
-          B.F.w = w.data();   // the hard cases' frequencies
+          B.F = F;            // the hard cases' frequencies
           const std::int64_t stride = 2 * n + 3;
           std::vector<float> ca(32 * stride, 5.0f), sa(ca), cb(ca), sb(ca);
           pd::scalar::cos_sin_block(B, 3, 32, ca.data(), sa.data(), stride);

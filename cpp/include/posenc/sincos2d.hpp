@@ -6,8 +6,9 @@
 //   and grid[1] the ROW index i, and the half MAE calls emb_h is computed from grid[0]. Patch
 //   t = i * width + j gets
 //     [sin(j w_k) (k < D/4), cos(j w_k), sin(i w_k), cos(i w_k)],  w_k = 1 / base^(k / (D/4))
-//   with w_k in float64 exactly as MAE computes it (omega = k / (D/4.); 1. / base**omega) and the
-//   angles in float64 (MAE works in float64 throughout; the model copies the table to float32).
+//   with w_k the real number of MAE's formula (omega = k / (D/4.); 1. / base**omega), carried in
+//   double-double as the paper table's, and each value the float32 nearest to the exact sin / cos
+//   (MAE works in float64 throughout; the model copies the table to float32).
 //   MAE itself takes a square grid_size; other heights and widths keep the same meshgrid order.
 // - Sincos2dPreset::timm: pytorch-image-models timm/layers/pos_embed_sincos.py,
 //   build_sincos2d_pos_embed. Its grid is ndgrid ('ij') over feat_shape = [height, width]

@@ -117,8 +117,9 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
   const double scale = for_apply ? set.attention : 1.0;
   double cached = -1;
   // A cache holds the anchor of these frequencies: sa, ca then point into it.
-  const bool cache_holds_set =
-      cache != nullptr && cache->pairs_ == np && same_bits(cache->data_.data(), set.w.data(), np);
+  const bool cache_holds_set = cache != nullptr && cache->pairs_ == np &&
+                               cache->tails_ == (set.lo.size() != 0) &&
+                               same_bits(cache->data_.data(), set.w.data(), np);
   double* const own_sa = sa;
   double* const own_ca = ca;
   if (cache_holds_set) {
@@ -149,7 +150,7 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
         detail::rotary_kernel::sincos_f64_two_pass(set.split(), np, p, sa, ca);
       } else {
         for (std::int64_t i = 0; i < np; ++i)
-          sincos_any(p, set.w.data()[i], set.split().low(i), sa[i], ca[i]);
+          sincos_any(p, set.w.data()[i], set.lo.size() != 0 ? set.lo.data()[i] : 0.0, sa[i], ca[i]);
       }
       cached = -1;
     }
@@ -177,6 +178,7 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
       copy_doubles(cache->data_.data(), set.w.data(), np);
       copy_doubles(cache->data_.data() + np, sa, 2 * np);
       cache->pairs_ = np;
+      cache->tails_ = set.lo.size() != 0;
       cache->anchor_ = cached;
     }
   }

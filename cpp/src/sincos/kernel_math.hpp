@@ -10,12 +10,12 @@
 //
 // 1. Exact angle: w = hi + lo (Dekker split, hi with 26 significant bits) and likewise p, so that
 //    p w = xh + xl exactly (TwoProduct without FMA; wasm has none); p wlo is added to xl in float64
-//    (rounding below 2^-75 at the largest angle).
+//    (the product and the sum each rounded: below 1.5 * 2^-75 at the largest angle, 2^31).
 // 2. Reduction (Cody-Waite in double-double): k = nearest(xh * 2/pi) (|k| < 2^31 while
 //    x <= kReduceLimit), pi/2 = C1 + C2 + C3 + C4 with C1..C3 of 22 significant bits (k * Ci
 //    exact) and C4 of 53 (pi/2 - C1 - C2 - C3 - C4 < 2^-126). xh - k C1 is exact (Sterbenz), the
 //    next two subtractions are TwoSums, the tails are added in float64: r = rh + rl with
-//    |r - (x - k pi/2)| < 2^-73 for x <= 2^31 (2^-81 for x <= 2^24): the largest rounding is that
+//    |r - (x - k pi/2)| < 2^-73 for x <= 2^31 (2^-80 for x <= 2^24): the largest rounding is that
 //    of xl - k C4, |xl| <= 2^-52 |xh|.
 // 3. Polynomials on |rh| <= pi/4 + 2^-30: the fdlibm __kernel_sin/__kernel_cos coefficients (six
 //    terms, truncation error below 2^-58), with rl folded in to first order (sin(rh + rl) =
@@ -32,9 +32,10 @@
 //    same double-double angle and reduction, then the Taylor series of sin and cos in
 //    double-double arithmetic (the same code in every build: no long double, which is software
 //    quad under wasm and would add about 8 KB gzipped), rounded once to float32. It is exact to
-//    within 2^-73 absolute (2^-81 below 2^24 radians; plus the real frequency's 2^-100 relative)
-//    plus 2^-95 relative: a value is correctly rounded unless the exact value lies that close to a
-//    float32 midpoint (no such case is known; the tests count them).
+//    within 2^-73 absolute (2^-80 below 2^24 radians; plus x times the real frequency's error,
+//    about 2^-100 relative: 2^-69 at 2^31 radians) plus 2^-95 relative: a value is correctly
+//    rounded unless the exact value lies that close to a float32 midpoint (no such case is known;
+//    the tests count them).
 #pragma once
 
 #include <cmath>
@@ -81,14 +82,14 @@ struct RowLayout {
 
 // The frequencies of a spec as the kernels read them: padded to a multiple of 4 entries with
 // copies of the last frequency (0 when there is none), so padding lanes compute values that are
-// never written but behave like real ones. (The kernels split each w for the exact products: three
-// operations, cheaper in wasm memory and module size than stored halves.)
+// never written but behave like real ones. The kernels split each w for the exact products (three
+// operations), except the direct rows, which load the halves wl stored by the encoder.
 //
 // A frequency that is a real number rather than a double (the paper's 10000^(-2i/d)) is carried as
 // the double-double w[i] + lo[i] (|lo[i]| <= ulp(w[i]) / 2, about 2^-100 relative from the real
-// value: SinusoidalEncoder); lo is nullptr when the frequencies are the doubles w[i] themselves
-// (framework presets, RoPE from a config.json), and then every result is the same bits as with
-// lo[i] = 0.
+// value); lo holds zeros (the sinusoidal encoder's framework presets) or is nullptr (RoPE from a
+// config.json, timm) when the frequencies are the doubles w[i] themselves: every result is then
+// the same bits as without the tails.
 //
 // wl, when given (the sinusoidal encoder: with lo, which is then never nullptr), holds the Dekker
 // low halves of w (split(w[i]): w[i] - wl[i] has 26 significant bits), so that the direct rows load
@@ -102,7 +103,8 @@ struct SplitFrequencies {
 
 // x = p (w + wlo) = xh + xl: p w exactly (p = ph + pl and w = wh + wl split; no underflow for the
 // angles posenc meets: |w| >= 2^-1000 or w = 0), plus p wlo in float64 (|p wlo| <= 2^-53 |xh|,
-// rounded by at most 2^-106 |xh|: 2^-75 at the largest angle, 2^31). |xl| <= 2^-52 |xh|.
+// rounded by at most 2^-106 |xh|, the sum by as much: 1.5 * 2^-75 at the largest angle, 2^31).
+// |xl| <= 2^-52 |xh|.
 inline void two_product(double p, double ph, double pl, double w, double wh, double wl, double wlo,
                         double& xh, double& xl) {
   xh = p * w;
@@ -216,14 +218,6 @@ inline float round_checked(double v, bool& hard) {
 // inlined, it is rare).
 float rounded_exact(double p, double w, double wlo, bool cosine) noexcept;
 
-// v (a float64 value of sin or cos(p w) within kHardMargin of it) rounded to the nearest float32:
-// round_checked, and the hard cases through rounded_exact.
-inline float rounded(double v, double p, double w, double wlo, bool cosine) {
-  bool hard;
-  const float f = round_checked(v, hard);
-  return hard ? rounded_exact(p, w, wlo, cosine) : f;
-}
-
 // The hard-case path for frequency j of F (not inlined: the kernels' loops then read F only in
 // the rare hard case, not per value).
 [[gnu::noinline]] inline float rounded_exact_at(double p, const SplitFrequencies& F, std::int64_t j,
@@ -231,7 +225,8 @@ inline float rounded(double v, double p, double w, double wlo, bool cosine) {
   return rounded_exact(p, F.w[j], F.low(j), cosine);
 }
 
-// rounded() for frequency j of F.
+// v (a float64 value of sin or cos(p w_j) within kHardMargin of it, w_j frequency j of F) rounded
+// to the nearest float32: round_checked, and the hard cases through rounded_exact.
 inline float rounded_at(double v, double p, const SplitFrequencies& F, std::int64_t j,
                         bool cosine) {
   bool hard;

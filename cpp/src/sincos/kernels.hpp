@@ -1,8 +1,8 @@
 // Internal: the row kernels behind SinusoidalEncoder::encode/add_to/concat. Two implementations
 // with the same contract: `scalar` (portable C++, used natively and by the wasm baseline build) and
 // `simd` (wasm SIMD128 intrinsics, kernel_simd.hpp, used by the -msimd128 build). Arrays of
-// frequencies and of per-frequency values are padded to a multiple of 4 entries (kernel_pad);
-// padding frequencies are 0.
+// frequencies and of per-frequency values are padded to a multiple of 4 entries (kernel_pad) with
+// copies of the last frequency.
 //
 // Every kernel writes a row in the layout L describes; with add = true it computes
 // out[c] = out[c] * scale + value instead of storing.

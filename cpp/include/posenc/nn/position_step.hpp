@@ -54,10 +54,12 @@ struct RotaryParams {
   const double* frequencies = nullptr;
 };
 
-// w_k = 1 / theta^(2k / rotary_dim), k < rotary_dim / 2, float64 and correctly rounded: the rotary
-// family's frequencies (rotary_frequencies, cpp/src/rotary/frequencies.cpp) for the explicit
-// options { headDim: rotary_dim, base: theta }. False, out untouched, when those options are
-// invalid (theta not finite and > 1, rotary_dim not even in 2..65536) or memory runs out.
+// w_k = theta^(-2k / rotary_dim), k < rotary_dim / 2: the float64 nearest to the real number, the
+// heads of the rotary family's frequencies (rotary_frequencies, cpp/src/rotary/frequencies.cpp)
+// for the explicit options { headDim: rotary_dim, base: theta } (the layer forms its angles from
+// the heads alone: its float32 activations are far coarser than their tails). False, out untouched,
+// when those options are invalid (theta not finite and > 1, rotary_dim not even in 2..65536) or
+// memory runs out.
 bool rotary_frequencies_of(double theta, std::int64_t rotary_dim, double* out);
 
 // Rotates `heads` heads of head_dim floats in each of `rows` rows (row r starts at x + r * stride,

@@ -28,11 +28,11 @@ namespace posenc {
 // The frequencies a spec uses for a call whose largest position + 1 is sequence_length (only
 // dynamic and longrope depend on it; 0 means "the model's own context": the unscaled / short set).
 // inv_freq gets rotary_dim / 2 values w_i (radians per position), *attention_scaling the factor A
-// HF multiplies cos and sin by (1 except yarn and longrope). With tails, the formula's real
-// frequencies where the spec has them: explicit options (float64 arithmetic) without scaling, whose
-// w_i = base^(-2i/d) is then the real number inv_freq[i] + tails[i] (double-double, about 2^-100
-// relative; inv_freq[i] the nearest double); tails is left empty otherwise (float32 chains, the
-// scaling rules' float64 steps).
+// HF multiplies cos and sin by (1 except yarn and longrope). Explicit options (float64 arithmetic)
+// without scaling use the formula's real frequencies w_i = base^(-2i/d): inv_freq[i] is the
+// nearest double, and with tails the real number is inv_freq[i] + tails[i] (double-double, about
+// 2^-100 relative); tails is left empty for every other spec (float32 chains, the scaling rules'
+// float64 steps).
 EncodingError rotary_frequencies(const RotarySpec& spec, double sequence_length,
                                  std::vector<double>* inv_freq, double* attention_scaling,
                                  std::vector<double>* tails = nullptr);
@@ -72,7 +72,10 @@ class RotaryAnchorCache {
   friend class RotaryEmbedding;
   double anchor_ = -1;
   std::int64_t pairs_ = 0;  // padded pair count of the frequencies below
-  Buffer<double> data_;     // frequencies | sin(anchor w) | cos(anchor w)
+  // Whether those frequencies carry tails (real frequencies: the tails follow from the heads, as
+  // only one rule has them, but a float64 set may have the same heads).
+  bool tails_ = false;
+  Buffer<double> data_;  // frequencies | sin(anchor w) | cos(anchor w)
 };
 
 class RotaryEmbedding {

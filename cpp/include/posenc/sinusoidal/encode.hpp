@@ -2,12 +2,14 @@
 //
 // Precision (encode, add_to, concat; every build; every row with p * w_0 <= 2^31, which is every
 // position below 2^24 with the presets): each value is the float32 nearest to sin(p * w_i) /
-// cos(p * w_i), where p * w_i is the exact product of the position and the float64 frequency
-// w_i = frequency(spec, i) (no float64 rounding of the angle). Only when the exact value lies
-// within 2^-74 (plus 2^-95 relative) of a float32 midpoint may the other neighbour come back; no
-// such case is known. add_to returns fround(fround(emb * scale) + PE) with that PE. Rows beyond
-// 2^31 radians: libm in float64, then rounded (no such guarantee). shift_matrix/shift_blocks round
-// libm's float64 sin/cos(k * w_i), not covered by this guarantee.
+// cos(p * w_i), where p * w_i is the exact product of the position and the frequency w_i: the
+// real number m (b / m)^(-e_i) for specs with exact_frequencies (spec.hpp; carried in
+// double-double), else the float64 frequency(spec, i) (no float64 rounding of the angle either
+// way). Only when the exact value lies within 2^-73 plus p w_i 2^-100 (plus 2^-95 relative) of a
+// float32 midpoint may the other neighbour come back; no such case is known. add_to returns
+// fround(fround(emb * scale) + PE) with that PE. Rows beyond 2^31 radians: libm in float64, then
+// rounded (no such guarantee). shift_matrix/shift_blocks round libm's float64 sin/cos(k * w_i), not
+// covered by this guarantee.
 //
 // All functions validate their arguments, return a Status, and write nothing when it is not ok.
 // Buffers are float32, row-major; lengths are element counts.

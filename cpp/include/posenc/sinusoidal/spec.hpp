@@ -88,7 +88,8 @@ double frequency(const Spec& spec, std::int64_t i);
 
 // Every w_i: out[i] = frequency(spec, i) for 0 <= i < columns_of(spec).sines, the logarithm taken
 // once (exp and log are table-free double-double, about 1 us each in wasm). With out_lo, also
-// the low parts: out[i] + out_lo[i] is the real w_i within about 2^-100 relative
+// the low parts: out[i] + out_lo[i] is the real w_i within about 2^-104 |e_i ln(b / m)| relative
+// (2^-100 for the paper's 10000; 2^-95 when b / m nears the float64 range)
 // (exact_frequencies), or out_lo[i] = 0.
 void frequencies(const Spec& spec, double* out, double* out_lo = nullptr);
 
