@@ -82,11 +82,13 @@ struct RotaryEmbedding::AngleSet {
   std::int64_t blocks = 1;  // step table rows: kBlock, or 1 (only the identity e = 0)
   Buffer<double> step_s, step_c;
 
+  bool has_tails() const { return lo.size() != 0; }
+
   // The kernels' view of the frequencies.
   detail::SplitFrequencies split() const {
     detail::SplitFrequencies F;
     F.w = w.data();
-    if (lo.size() != 0) F.lo = lo.data();
+    if (has_tails()) F.lo = lo.data();
     return F;
   }
 

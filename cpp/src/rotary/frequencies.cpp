@@ -21,6 +21,7 @@
 
 #include "math/exact_math.hpp"
 #include "posenc/rotary/rotary.hpp"
+#include "posenc/sinusoidal/spec.hpp"
 #include "sincos/float32_chain.hpp"
 
 namespace posenc {
@@ -203,19 +204,14 @@ EncodingError rotary_frequencies(const RotarySpec& spec_in, double sequence_leng
     const std::vector<float> f = chain<F32>(spec, sequence_length, &attention);
     inv_freq->assign(f.begin(), f.end());
   } else if (spec.scaling.type == RopeScalingType::none && spec.rope_angles == 0) {
-    // The real base^(-2i/d): (2i/d) ln base in double-double from the exact rational, then exp;
-    // the heads are the nearest doubles whether or not the tails are asked for.
-    const std::int64_t d = spec.rotary_dim;
-    const math::DD log_base = math::log_dd(spec.base);
-    inv_freq->resize(static_cast<std::size_t>(d / 2));
+    // The real base^(-2i/d): the paper table's frequencies for a table of d columns (heads, the
+    // nearest doubles, whether or not the tails are asked for).
+    Spec paper;
+    paper.dim = spec.rotary_dim;
+    paper.base = spec.base;
+    inv_freq->resize(static_cast<std::size_t>(spec.rotary_dim / 2));
     if (tails != nullptr) tails->resize(inv_freq->size());
-    for (std::int64_t i = 0; i < d / 2; ++i) {
-      const math::DD x =
-          math::div_d(math::mul_d(log_base, static_cast<double>(2 * i)), static_cast<double>(d));
-      const math::DD w = math::exp_dd(math::neg(x));
-      (*inv_freq)[static_cast<std::size_t>(i)] = w.hi;
-      if (tails != nullptr) (*tails)[static_cast<std::size_t>(i)] = w.lo;
-    }
+    frequencies(paper, inv_freq->data(), tails != nullptr ? tails->data() : nullptr);
   } else {
     *inv_freq = chain<F64>(spec, sequence_length, &attention);
   }

@@ -114,11 +114,12 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
   }
   double* ca = sa + np;
   float* c = s + np;
+  const detail::SplitFrequencies F = set.split();
   const double scale = for_apply ? set.attention : 1.0;
   double cached = -1;
   // A cache holds the anchor of these frequencies: sa, ca then point into it.
   const bool cache_holds_set = cache != nullptr && cache->pairs_ == np &&
-                               cache->tails_ == (set.lo.size() != 0) &&
+                               cache->tails_ == set.has_tails() &&
                                same_bits(cache->data_.data(), set.w.data(), np);
   double* const own_sa = sa;
   double* const own_ca = ca;
@@ -140,17 +141,17 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
       if (a != cached) {
         sa = own_sa;
         ca = own_ca;
-        detail::rotary_kernel::sincos_f64_two_pass(set.split(), np, a, sa, ca);
+        detail::rotary_kernel::sincos_f64_two_pass(F, np, a, sa, ca);
         cached = a;
       }
     } else {
       sa = own_sa;
       ca = own_ca;
       if (fast) {
-        detail::rotary_kernel::sincos_f64_two_pass(set.split(), np, p, sa, ca);
+        detail::rotary_kernel::sincos_f64_two_pass(F, np, p, sa, ca);
       } else {
         for (std::int64_t i = 0; i < np; ++i)
-          sincos_any(p, set.w.data()[i], set.lo.size() != 0 ? set.lo.data()[i] : 0.0, sa[i], ca[i]);
+          sincos_any(p, set.w.data()[i], F.low(i), sa[i], ca[i]);
       }
       cached = -1;
     }
@@ -162,8 +163,7 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
       // cos_sin: each value the float32 nearest to the exact one (scale is 1 here: HF's
       // attention scaling is a float32 product after the rounding).
       detail::rotary_kernel::rotate_to_f32_exact(sa, ca, set.step_s.data() + e * np,
-                                                 set.step_c.data() + e * np, np, p, set.split(), rs,
-                                                 rc);
+                                                 set.step_c.data() + e * np, np, p, F, rs, rc);
     } else {
       detail::rotary_kernel::rotate_to_f32(sa, ca, set.step_s.data() + e * np,
                                            set.step_c.data() + e * np, np, scale, rs, rc);
@@ -178,7 +178,7 @@ bool RotaryEmbedding::for_each_row(const AngleSet& set, const RotaryRows& rows, 
       copy_doubles(cache->data_.data(), set.w.data(), np);
       copy_doubles(cache->data_.data() + np, sa, 2 * np);
       cache->pairs_ = np;
-      cache->tails_ = set.lo.size() != 0;
+      cache->tails_ = set.has_tails();
       cache->anchor_ = cached;
     }
   }
@@ -295,7 +295,7 @@ bool RotaryEmbedding::cos_sin_blocks(const AngleSet& set, const RotaryRows& rows
     const double a = std::trunc(p / static_cast<double>(kBlock)) * static_cast<double>(kBlock);
     const std::int64_t e0 = static_cast<std::int64_t>(p - a);
     const std::int64_t e1 = std::min<std::int64_t>(kBlock, e0 + (rows.count - r));
-    detail::rotary_kernel::sincos_f64_two_pass(set.split(), np, a, sa, ca);
+    detail::rotary_kernel::sincos_f64_two_pass(B.F, np, a, sa, ca);
     B.anchor = a;
     detail::rotary_kernel::cos_sin_block(B, e0, e1, cos + r * rd, sin + r * rd, rd);
     r += e1 - e0;

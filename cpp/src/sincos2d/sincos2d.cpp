@@ -8,8 +8,8 @@
 #include <string>
 
 #include "hot_entry.hpp"
-#include "math/exact_math.hpp"
 #include "posenc/sincos2d.hpp"
+#include "posenc/sinusoidal/spec.hpp"
 #include "sincos/float32_chain.hpp"
 #include "sincos/kernel_f64.hpp"
 #include "sincos/kernel_math.hpp"
@@ -58,19 +58,17 @@ POSENC_HOT_ENTRY EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
   const std::int64_t qp = (q + 1) / 2 * 2;  // the f64x2 kernel works on pairs
   std::vector<double> w(static_cast<std::size_t>(q)), wp(static_cast<std::size_t>(qp)),
       lo(wp.size());
-  const math::DD log_base = math::log_dd(spec.base);
-  for (std::int64_t k = 0; k < q; ++k) {
-    if (spec.preset == Sincos2dPreset::mae) {
-      // get_1d_sincos_pos_embed_from_grid: omega = arange(D/2 // 2) / (D/2 / 2.) = k / q exactly
-      // (D a multiple of 4); 1. / 10000**omega, taken as the real number base^(-k/q) (the paper
-      // formula's rule): the nearest double and its tail (lo), as the sinusoidal encoder does.
-      const math::DD x =
-          math::div_d(math::mul_d(log_base, static_cast<double>(k)), static_cast<double>(q));
-      const math::DD real = math::exp_dd(math::neg(x));
-      w[static_cast<std::size_t>(k)] = real.hi;
-      lo[static_cast<std::size_t>(k)] = real.lo;
-    } else {
-      // freq_bands(pos_dim, temperature, step=1): arange(0, q).to(float32) / q; 1. / (T ** exp)
+  if (spec.preset == Sincos2dPreset::mae) {
+    // get_1d_sincos_pos_embed_from_grid: omega = arange(D/2 // 2) / (D/2 / 2.) = k / q exactly
+    // (D a multiple of 4); 1. / 10000**omega, taken as the real number base^(-k/q) (the paper
+    // formula's rule): the paper table's frequencies for 2q columns, heads and tails.
+    Spec paper;
+    paper.dim = 2 * q;
+    paper.base = spec.base;
+    posenc::frequencies(paper, w.data(), lo.data());
+  } else {
+    // freq_bands(pos_dim, temperature, step=1): arange(0, q).to(float32) / q; 1. / (T ** exp)
+    for (std::int64_t k = 0; k < q; ++k) {
       const float exponent = detail::div_f32(static_cast<float>(k), static_cast<float>(q));
       const float band = detail::pow_f32(static_cast<float>(spec.base), exponent);
       w[static_cast<std::size_t>(k)] = static_cast<double>(detail::div_f32(1.0f, band));
