@@ -111,13 +111,13 @@ for (const name of entries) {
     throw new Error(`dist/${name}: expected import('./x.mjs') and new URL('./x.wasm', import.meta.url) for two builds, got ${glues} / ${wasms}`);
   }
 }
-// posenc/multimodal: plain JavaScript, no glue.
-{
-  const { code, map } = await bundleEntry('multimodal.js');
-  await writeMinified(code, 'multimodal.js', { inputMap: map, options: API_TERSER_OPTIONS });
+// posenc/multimodal and posenc/relative: plain JavaScript, no glue.
+for (const name of ['multimodal.js', 'relative.js']) {
+  const { code, map } = await bundleEntry(name);
+  await writeMinified(code, name, { inputMap: map, options: API_TERSER_OPTIONS });
 }
 for (const name of readdirSync(jsDir)) {
   if (name.endsWith('.d.ts')) copyFileSync(join(jsDir, name), join(dist, name));
 }
-for (const name of ['index.d.ts', 'encoding.d.ts', 'multimodal.d.ts']) copyFileSync(join(root, 'bindings', name), join(dist, name));
+for (const name of ['index.d.ts', 'encoding.d.ts', 'multimodal.d.ts', 'relative.d.ts']) copyFileSync(join(root, 'bindings', name), join(dist, name));
 console.log(`posenc: dist/ written (${readdirSync(dist).join(', ')})`);

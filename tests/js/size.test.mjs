@@ -95,13 +95,15 @@ test('posenc/encoding loads no transformer and stays under the budget', () => {
   assert.ok(total < BUDGET_BYTES, `posenc/encoding loads ${total} B gzipped, over the ${BUDGET_BYTES} B budget`);
 });
 
-// posenc/multimodal is plain JavaScript: one bundled module, no glue, no .wasm.
-test('posenc/multimodal loads one small module and no wasm', () => {
-  const js = [...imported('multimodal.js')];
-  assert.deepEqual(js, ['multimodal.js']);
-  const code = readFileSync(join(dist, 'multimodal.js'), 'utf8');
-  assert.ok(!/\.wasm|\.mjs/.test(code), 'posenc/multimodal references a wasm build');
-  const bytes = gzipped('multimodal.js');
-  console.log(`multimodal.js                 ${String(bytes).padStart(6)} B gzipped`);
-  assert.ok(bytes < 10_000, `posenc/multimodal is ${bytes} B gzipped`);
-});
+// posenc/multimodal and posenc/relative are plain JavaScript: one bundled module each, no glue, no .wasm.
+for (const name of ['multimodal.js', 'relative.js']) {
+  test(`posenc/${name.slice(0, -3)} loads one small module and no wasm`, () => {
+    const js = [...imported(name)];
+    assert.deepEqual(js, [name]);
+    const code = readFileSync(join(dist, name), 'utf8');
+    assert.ok(!/\.wasm|\.mjs/.test(code), `posenc/${name} references a wasm build`);
+    const bytes = gzipped(name);
+    console.log(`${name.padEnd(28)} ${String(bytes).padStart(6)} B gzipped`);
+    assert.ok(bytes < 10_000, `posenc/${name} is ${bytes} B gzipped`);
+  });
+}

@@ -5,6 +5,24 @@ import { init as initEncoding, type PosencEncoding } from 'posenc/encoding';
 import type { PosencSinusoidal, Rotary, RotaryModelType } from 'posenc';
 import type { Rotary as EncodingRotary } from 'posenc/encoding';
 import { ropeIndex, ROPE_INDEX_MODEL_TYPES, type RopeIndexResult } from 'posenc/multimodal';
+import { relativeBias, relativeBuckets, RELATIVE_MODEL_TYPES, type RelativeTensor } from 'posenc/relative';
+
+/** posenc/relative: T5 and DeBERTa buckets and T5's bias, as arrays and as tensors. */
+function relative(): void {
+  const b: Int32Array = relativeBuckets(4, 6);
+  const b64: BigInt64Array = relativeBuckets(4, 6, { numBuckets: 32, maxDistance: 128, bidirectional: false, offset: 3, dtype: 'int64' });
+  const t: RelativeTensor<Int32Array, 'int32'> = relativeBuckets(4, 6, { config: { model_type: 't5' }, attention: 'decoder', as: 'tensor' });
+  const d: Int32Array = relativeBuckets(8, 8, { scheme: 'deberta', positionBuckets: 256, maxRelativePositions: 512, output: 'c2p' });
+  const bias: Float32Array = relativeBias(new Float32Array(32 * 2), 2, 4, 6, { out: new Float32Array(48) });
+  const tensor: RelativeTensor<Float32Array, 'float32'> = relativeBias({ data: new Float32Array(64), dims: [32, 2] }, 2, 4, 6, { as: 'tensor' });
+  const types: readonly string[] = RELATIVE_MODEL_TYPES;
+  // @ts-expect-error output is a DeBERTa option
+  relativeBuckets(4, 6, { output: 'c2p' });
+  // @ts-expect-error heads is required
+  relativeBias(new Float32Array(64), undefined, 4, 6);
+  void [b, b64, t, d, bias, tensor, types];
+}
+void relative;
 
 /** The model rules, per layer (pe.rotary with layer may give null), masks and query scales. */
 function modelRules(pe: Posenc): void {

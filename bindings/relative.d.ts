@@ -1,0 +1,83 @@
+// Type declarations of posenc/relative (written by hand; checked with tsc --strict in tests).
+
+/** A result asked for with `as: 'tensor'`: `new ort.Tensor(type, data, dims)` takes it without a copy. */
+export interface RelativeTensor<T, D extends string> {
+  readonly data: T;
+  readonly dims: number[];
+  readonly type: D;
+}
+
+/** A tensor-like input ({ data, dims }: ort.Tensor, transformers.js' Tensor). */
+export interface TensorLike<T> {
+  readonly data: T;
+  readonly dims: readonly number[];
+  readonly location?: string;
+}
+
+/** T5's bucket setting (T5Attention._relative_position_bucket), explicit or from a config.json. */
+export interface T5BucketOptions {
+  /** relative_attention_num_buckets: 2..65536 (bidirectional: >= 4). Default 32. */
+  numBuckets?: number;
+  /** relative_attention_max_distance: > maxExact (numBuckets / 4 bidirectional, / 2 causal). Default 128. */
+  maxDistance?: number;
+  /** true: encoder self-attention (keys on both sides); false: decoder self-attention (causal). Default true. */
+  bidirectional?: boolean;
+  /** Position of query 0 (HF's cache_position[0]: incremental decoding). Default 0. */
+  offset?: number;
+  /** A T5-family config.json (model_type 't5', 'mt5', 'umt5', 'pix2struct'), object or JSON text, instead of the three settings. */
+  config?: object | string;
+  /** With config: which self-attention ('encoder' is bidirectional, 'decoder' causal; T5 cross-attention has no position bias). */
+  attention?: 'encoder' | 'decoder';
+}
+
+export interface T5BucketsOptions extends T5BucketOptions {
+  scheme?: 't5';
+  dtype?: 'int32' | 'int64';
+  as?: 'array' | 'tensor';
+}
+
+/** DeBERTa-v2 / v3 (build_relative_position with make_log_bucket_position). */
+export interface DebertaBucketsOptions {
+  scheme: 'deberta';
+  /** position_buckets: > 0 log buckets of size positionBuckets; <= 0 plain query - key. Default 256. */
+  positionBuckets?: number;
+  /** max_relative_positions; < 1 means maxPositionEmbeddings. Default -1. */
+  maxRelativePositions?: number;
+  /** max_position_embeddings. Default 512. */
+  maxPositionEmbeddings?: number;
+  /** A config.json of model_type 'deberta-v2' (object or JSON text) instead of the three settings. */
+  config?: object | string;
+  /**
+   * 'relative' (default): query - key, bucketed; 'c2p': clamp(relative + attSpan, 0, 2 attSpan - 1);
+   * 'p2c': clamp(-relative + attSpan, ...), which is [keyLength, keyLength] when the lengths differ (HF's r_pos).
+   */
+  output?: 'relative' | 'c2p' | 'p2c';
+  dtype?: 'int32' | 'int64';
+  as?: 'array' | 'tensor';
+}
+
+export type RelativeBucketsOptions = T5BucketsOptions | DebertaBucketsOptions;
+
+/** [queryLength, keyLength] row-major: T5's bucket of key - (offset + query), or DeBERTa's relative position / gather index. */
+export declare function relativeBuckets(queryLength: number, keyLength: number, options?: RelativeBucketsOptions & { dtype?: 'int32'; as?: 'array' }): Int32Array;
+export declare function relativeBuckets(queryLength: number, keyLength: number, options: RelativeBucketsOptions & { dtype: 'int64'; as?: 'array' }): BigInt64Array;
+export declare function relativeBuckets(queryLength: number, keyLength: number, options: RelativeBucketsOptions & { dtype?: 'int32'; as: 'tensor' }): RelativeTensor<Int32Array, 'int32'>;
+export declare function relativeBuckets(queryLength: number, keyLength: number, options: RelativeBucketsOptions & { dtype: 'int64'; as: 'tensor' }): RelativeTensor<BigInt64Array, 'int64'>;
+
+export interface RelativeBiasOptions extends T5BucketOptions {
+  /** Write into this Float32Array(heads * queryLength * keyLength) and return it. */
+  out?: Float32Array;
+  /** 'tensor': { data, dims: [1, heads, queryLength, keyLength], type: 'float32' }. */
+  as?: 'array' | 'tensor';
+}
+
+/**
+ * T5Attention.compute_bias: [heads, queryLength, keyLength], each value the table entry
+ * table[bucket * heads + head] (bit for bit). table: relative_attention_bias.weight,
+ * [numBuckets, heads] row-major.
+ */
+export declare function relativeBias(table: Float32Array | TensorLike<Float32Array>, heads: number, queryLength: number, keyLength: number, options?: RelativeBiasOptions & { as?: 'array' }): Float32Array;
+export declare function relativeBias(table: Float32Array | TensorLike<Float32Array>, heads: number, queryLength: number, keyLength: number, options: RelativeBiasOptions & { as: 'tensor' }): RelativeTensor<Float32Array, 'float32'>;
+
+/** The model_type values whose config.json relativeBuckets and relativeBias read. */
+export declare const RELATIVE_MODEL_TYPES: readonly ('t5' | 'mt5' | 'umt5' | 'pix2struct' | 'deberta-v2')[];
