@@ -74,6 +74,7 @@ enum RotaryField {
   kFactorCount,
   kLayer,      // the decoder layer of a config, or NaN
   kModelRule,  // 1: read an unknown model_type by Llama's rule
+  kVision,     // posenc::VisionRope of an explicit spec (0: none)
   kRotaryFields
 };
 
@@ -128,6 +129,12 @@ class Rotary : public Errors {
     spec.rotary_dim = static_cast<std::int64_t>(o[kRotaryDim]);
     spec.layout = static_cast<posenc::RotaryLayout>(static_cast<int>(o[kLayout]));
     apply_scaling(o, &spec);
+    if (given(o[kVision]) && o[kVision] != 0) {
+      // A vision tower's 2D RoPE: rows h and w of three (t unused), HF's float32 frequencies.
+      spec.vision = static_cast<posenc::VisionRope>(static_cast<int>(o[kVision]));
+      spec.arithmetic = posenc::FrequencyArithmetic::hf_float32;
+      spec.mrope_section = {0, spec.head_dim / 4, spec.head_dim / 4};
+    }
     return keep(rotary_.init(spec, posenc::ArgumentNames::options));
   }
 

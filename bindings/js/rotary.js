@@ -45,7 +45,9 @@ const RULE_WORDS = {
 // Indexed as posenc::RopeScalingType.
 export const ROPE_SCALING_TYPES = ['default', 'linear', 'dynamic', 'yarn', 'llama3', 'longrope'];
 
-const ROTARY_OPTIONS = new Set(['headDim', 'base', 'rotaryDim', 'layout', 'scaling', 'config', 'preset', 'layer', 'modelRule']);
+const ROTARY_OPTIONS = new Set(['headDim', 'base', 'rotaryDim', 'layout', 'scaling', 'config', 'preset', 'layer', 'modelRule', 'vision2d']);
+// A vision tower's 2D RoPE (posenc/multimodal's rotary2d): Qwen2-VL / Qwen2.5-VL, Pixtral.
+const VISION_RULES = ['qwen', 'pixtral'];
 const SCALING_OPTIONS = new Set([
   'type', 'factor', 'originalMaxPositions', 'lowFreqFactor', 'highFreqFactor', 'betaFast', 'betaSlow',
   'attentionFactor', 'mscale', 'mscaleAllDim', 'truncate', 'shortFactor', 'longFactor',
@@ -59,7 +61,7 @@ const COS_SIN_OPTIONS = new Set(['offset', 'positions']);
 const OPTION = {
   headDim: 0, base: 1, rotaryDim: 2, layout: 3, scalingType: 4, factor: 5, originalMax: 6, lowFreq: 7,
   highFreq: 8, betaFast: 9, betaSlow: 10, attention: 11, mscale: 12, mscaleAllDim: 13, truncate: 14,
-  shortFactor: 15, longFactor: 16, factorCount: 17, layer: 18, modelRule: 19,
+  shortFactor: 15, longFactor: 16, factorCount: 17, layer: 18, modelRule: 19, vision: 20,
 };
 const ROWS = { count: 0, first: 1, positions: 2, sequenceLength: 3, heads: 4, out: 5, outLen: 6, out2: 7, mrope: 8 };
 // The layer record rotary_bindings.cpp writes (LayerField).
@@ -225,6 +227,11 @@ export function attachRotaryApi(api, ctx) {
     const bytes = text === null ? null : encoder.encode(text);
     const factorCount = Math.max(lists.shortFactor?.length ?? 0, lists.longFactor?.length ?? 0);
     record[OPTION.factorCount] = factorCount;
+    const vision = o.vision2d === undefined ? 0 : checkEnum(fn, 'vision2d', o.vision2d, VISION_RULES) + 1;
+    if (vision && (text !== null || o.rotaryDim !== undefined || o.layout !== undefined || o.scaling !== undefined)) {
+      throw new TypeError(`posenc.${fn}: vision2d goes with headDim and base only (all of the head rotates, rotate-half, unscaled)`);
+    }
+    record[OPTION.vision] = vision;
     const handle = new Module.Rotary();
     try {
       withBuffers(
@@ -251,7 +258,7 @@ export function attachRotaryApi(api, ctx) {
       handle.delete();
       return null;
     }
-    return makeRotary(handle, bytes ? info : null);
+    return makeRotary(handle, bytes || vision ? info : null);
   }
 
   function layerInfo(handle) {

@@ -424,3 +424,37 @@ TEST_CASE("rotary angles beyond 2^31 are reduced modulo 2 pi in double-double", 
     CHECK(std::fabs(c[0] - std::cos(p * w0)) <= 1e-6);
   }
 }
+
+TEST_CASE("vision 2D RoPE: HF's float32 frequencies restart per axis (Qwen-VL) or split even / odd (Pixtral)",
+          "[rotary]") {
+  for (const VisionRope rule : {VisionRope::qwen, VisionRope::pixtral}) {
+    RotarySpec spec;
+    spec.head_dim = 80;
+    spec.base = 10000;
+    spec.vision = rule;
+    spec.arithmetic = FrequencyArithmetic::hf_float32;
+    spec.mrope_section = {0, 20, 20};
+    std::vector<double> w;
+    double attention = 0;
+    REQUIRE(rotary_frequencies(spec, 0, &w, &attention).ok());
+    REQUIRE(w.size() == 40);
+    CHECK(attention == 1.0);
+    // The plain chain over the dim the model's rotary embedding is given (40 or 80).
+    RotarySpec plain;
+    plain.head_dim = rule == VisionRope::qwen ? 40 : 80;
+    plain.base = 10000;
+    plain.arithmetic = FrequencyArithmetic::hf_float32;
+    std::vector<double> f;
+    REQUIRE(rotary_frequencies(plain, 0, &f, &attention).ok());
+    for (std::size_t k = 0; k < 20; ++k) {
+      CHECK(w[k] == (rule == VisionRope::qwen ? f[k] : f[2 * k]));
+      CHECK(w[20 + k] == (rule == VisionRope::qwen ? f[k] : f[2 * k + 1]));
+    }
+    // Frequency i turns by row h (1) below 20, by w (2) from 20.
+    CHECK(mrope_row(spec, 19) == 1);
+    CHECK(mrope_row(spec, 20) == 2);
+    spec.head_dim = 78;
+    spec.mrope_section = {0, 19, 20};
+    CHECK(validate(spec).argument == "headDim");
+  }
+}

@@ -200,7 +200,19 @@ EncodingError rotary_frequencies(const RotarySpec& spec_in, double sequence_leng
                           "must be a finite number >= 0, got " + format_number(sequence_length));
   if (tails != nullptr) tails->clear();
   double attention = 1.0;
-  if (spec.arithmetic == FrequencyArithmetic::hf_float32) {
+  if (spec.vision != VisionRope::none) {
+    // Qwen: the head_dim / 4 frequencies of VisionRotaryEmbedding(head_dim / 2), for h then w.
+    // Pixtral: the head_dim / 2 of the whole head, even ones for h, odd ones for w.
+    const bool qwen = spec.vision == VisionRope::qwen;
+    const std::size_t q = static_cast<std::size_t>(spec.head_dim / 4);
+    const std::vector<float> f =
+        default_chain<F32>(F32::in(spec.base), spec.head_dim / (qwen ? 2 : 1));
+    inv_freq->resize(2 * q);
+    for (std::size_t k = 0; k < q; ++k) {
+      (*inv_freq)[k] = qwen ? f[k] : f[2 * k];
+      (*inv_freq)[q + k] = qwen ? f[k] : f[2 * k + 1];
+    }
+  } else if (spec.arithmetic == FrequencyArithmetic::hf_float32) {
     const std::vector<float> f = chain<F32>(spec, sequence_length, &attention);
     inv_freq->assign(f.begin(), f.end());
   } else if (spec.scaling.type == RopeScalingType::none && spec.rope_angles == 0) {

@@ -97,6 +97,9 @@ EncodingError validate(const RotarySpec& spec, ArgumentNames names) {
       spec.layout != RotaryLayout::deinterleave)
     return encoding_error(EncodingStatus::invalid_argument, "layout",
                           "must be 'half', 'interleaved' or 'deinterleave'");
+  if (spec.vision != VisionRope::none && spec.head_dim % 4 != 0)
+    return bad(n.head_dim, "must be a multiple of 4 for a vision 2D RoPE",
+               static_cast<double>(spec.head_dim));
   if (is_multimodal(spec)) {
     const char* name = names == ArgumentNames::options ? "mropeSection" : "config.mrope_section";
     const auto& m = spec.mrope_section;

@@ -84,6 +84,19 @@ enum class FrequencyArithmetic : std::uint8_t {
   hf_float32,
 };
 
+// The 2D RoPE of a vision tower: a patch at (row h, column w) turns frequency i by h for the first
+// rotary_dim / 4 frequencies and by w for the rest (mrope_section {0, head_dim / 4, head_dim / 4},
+// position rows h and w), rotate-half, every frequency from Hugging Face's float32 chain.
+enum class VisionRope : std::uint8_t {
+  none,
+  // Qwen2-VL / Qwen2.5-VL: VisionRotaryEmbedding(head_dim / 2), w_k = 1 / theta^(2k / (head_dim /
+  // 2)) for k < head_dim / 4, the same list for h and for w (rot_pos_emb).
+  qwen,
+  // Pixtral: PixtralRotaryEmbedding, f_j = 1 / theta^(2j / head_dim) for j < head_dim / 2; h takes
+  // f_0, f_2, ..., w takes f_1, f_3, ...
+  pixtral,
+};
+
 // The largest head_dim accepted.
 inline constexpr std::int64_t kMaxRotaryHeadDim = 65536;
 
@@ -104,6 +117,9 @@ struct RotarySpec {
   // Gemma 4's 'proportional' rule: only the first rope_angles frequencies (exponents over the
   // whole rotary_dim) are nonzero, the rest 0 (cos 1, sin 0). 0: every frequency.
   std::int64_t rope_angles = 0;
+  // A vision tower's 2D RoPE (then head_dim is a multiple of 4, all of it rotates, layout half,
+  // no scaling, hf_float32, and mrope_section is {0, head_dim / 4, head_dim / 4}).
+  VisionRope vision = VisionRope::none;
 };
 
 // Whether spec is multimodal (mrope_section not all 0).
