@@ -62,6 +62,12 @@ export interface RotaryOptions {
   layer?: number;
   /** 'llama': read a model_type that is not in pe.rotaryModelTypes by Llama's rule instead of refusing it. */
   modelRule?: 'llama';
+  /**
+   * A vision tower's 2D RoPE (with headDim, a multiple of 4, and base only): HF's float32
+   * frequencies of Qwen-VL's VisionRotaryEmbedding or Pixtral's, mropeSection [0, headDim / 4,
+   * headDim / 4]; rows h and w of three positions rows. posenc/multimodal's rotary2d lays out the patches.
+   */
+  vision2d?: 'qwen' | 'pixtral';
 }
 
 /** A row of pe.rotaryModelTypes: a model_type pe.rotary reads, and how. */

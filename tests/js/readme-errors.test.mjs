@@ -17,8 +17,12 @@ import { BOUND, fixtureDir, loadPackage, maxAbsDiff, oracleTable, root } from '.
 const { init, simdSupported } = await loadPackage();
 // posenc/multimodal (plain JS) from the same package directory.
 const packageDir = process.env.POSENC_PACKAGE_DIR ? join(process.env.POSENC_PACKAGE_DIR, 'dist') : join(root, 'dist');
-const { ropeIndex } = await import(pathToFileURL(join(packageDir, 'multimodal.js')).href);
+const { ropeIndex, rotary2d } = await import(pathToFileURL(join(packageDir, 'multimodal.js')).href);
+const { relativeBuckets, relativeBias } = await import(pathToFileURL(join(packageDir, 'relative.js')).href);
 const QWEN = { model_type: 'qwen2_vl', image_token_id: 151655, video_token_id: 151656, vision_config: { spatial_merge_size: 2 } };
+// The rotary2d and relative rows' values (README "rotary2d", "relativeBuckets, relativeBias").
+const QWEN2VL = { model_type: 'qwen2_vl', vision_config: { embed_dim: 1280, num_heads: 16, spatial_merge_size: 2 } };
+const T5 = { model_type: 't5', relative_attention_num_buckets: 32, relative_attention_max_distance: 128 };
 
 // ---- the README's tables -----------------------------------------------------------------------
 const HEADER = '| call | error | message contains |';
@@ -196,6 +200,12 @@ async function runRow(pe, ref, row) {
     llama4: structuredClone(LLAMA4),
     ropeIndex,
     qwen: structuredClone(QWEN),
+    rotary2d,
+    qwen2vl: structuredClone(QWEN2VL),
+    relativeBuckets,
+    relativeBias,
+    t5: structuredClone(T5),
+    table: new Float32Array(64),
     bytes: TAGGER_BYTES.slice(),
     detached,
     withMetadata,

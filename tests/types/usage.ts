@@ -4,7 +4,7 @@ import { init, simdSupported, type Encoder, type Posenc, type PresetInfo, type E
 import { init as initEncoding, type PosencEncoding } from 'posenc/encoding';
 import type { PosencSinusoidal, Rotary, RotaryModelType } from 'posenc';
 import type { Rotary as EncodingRotary } from 'posenc/encoding';
-import { ropeIndex, ROPE_INDEX_MODEL_TYPES, type RopeIndexResult } from 'posenc/multimodal';
+import { ropeIndex, ROPE_INDEX_MODEL_TYPES, rotary2d, ROTARY2D_MODELS, type RopeIndexResult, type Rotary2d } from 'posenc/multimodal';
 import { relativeBias, relativeBuckets, RELATIVE_MODEL_TYPES, type RelativeTensor } from 'posenc/relative';
 
 /** posenc/relative: T5 and DeBERTa buckets and T5's bias, as arrays and as tensors. */
@@ -23,6 +23,26 @@ function relative(): void {
   void [b, b64, t, d, bias, tensor, types];
 }
 void relative;
+
+/** rotary2d of posenc/multimodal on an instance. */
+function vision(pe: Posenc): void {
+  const r: Rotary2d = rotary2d(pe, { model: 'qwen2_vl', headDim: 80, spatialMergeSize: 2 });
+  const x = new Float32Array(24 * 2 * 80);
+  const y: Float32Array = r.apply(x, { heads: 2, gridThw: [[1, 4, 6]] });
+  const { cos, sin } = r.cosSin({ gridThw: [[1, 4, 6]], order: 'patch' });
+  const { h, w } = r.positions({ gridThw: { data: BigInt64Array.of(1n, 4n, 6n), dims: [1, 3] } });
+  const p: Rotary2d = rotary2d(pe, { config: { vision_config: { model_type: 'pixtral', head_dim: 64 } } });
+  const pc: Float32Array = p.cosSin({ height: 3, width: 5 }).cos;
+  const rot = pe.rotary({ headDim: 64, vision2d: 'pixtral' });
+  const models: readonly string[] = ROTARY2D_MODELS;
+  // @ts-expect-error apply needs heads
+  r.apply(x, { gridThw: [[1, 4, 6]] });
+  // @ts-expect-error not a vision rule
+  pe.rotary({ headDim: 64, vision2d: 'siglip' });
+  void [y, cos, sin, h, w, pc, rot, models];
+  r.dispose();
+}
+void vision;
 
 /** The model rules, per layer (pe.rotary with layer may give null), masks and query scales. */
 function modelRules(pe: Posenc): void {
