@@ -43,6 +43,19 @@ void rotary(Reader& in, const std::uint8_t* text, std::size_t text_size) {
   if (!layer.has_rope) return;
   if (mode & 1) spec.layout = posenc::RotaryLayout::interleaved;
   if (mode & 2) spec.arithmetic = posenc::FrequencyArithmetic::float64;
+  if ((raw_offset >> 22) & 1) {
+    // A vision tower's 2D RoPE over the config's head (rounded down to a multiple of 4): rows h
+    // and w, Qwen-VL's or Pixtral's float32 frequencies.
+    spec.vision = ((raw_offset >> 21) & 1) ? posenc::VisionRope::pixtral : posenc::VisionRope::qwen;
+    spec.head_dim = spec.head_dim < 4 ? 4 : spec.head_dim / 4 * 4;
+    spec.rotary_dim = spec.head_dim;
+    spec.layout = posenc::RotaryLayout::half;
+    spec.scaling = posenc::RopeScaling();
+    spec.arithmetic = posenc::FrequencyArithmetic::hf_float32;
+    spec.mrope_section = {0, spec.head_dim / 4, spec.head_dim / 4};
+    spec.mrope_interleaved = false;
+    spec.rope_angles = 0;
+  }
   posenc::RotaryEmbedding rot;
   e = rot.init(spec, posenc::ArgumentNames::hf_config);
   if (!e.ok()) return;
@@ -59,6 +72,10 @@ void rotary(Reader& in, const std::uint8_t* text, std::size_t text_size) {
       check(static_cast<std::int64_t>(w.size()) == rd / 2 && std::isfinite(attention));
       for (double v : w)
         check(std::isfinite(v) && v >= 0);  // an absurd base may underflow to 0
+      // Qwen-VL's vision frequencies: the same list for rows and for columns.
+      if (spec.vision == posenc::VisionRope::qwen)
+        for (std::size_t k = 0; k < w.size() / 2; ++k)
+          check(w[k] == w[w.size() / 2 + k]);
     } else {
       check(!fe.message.empty());
     }

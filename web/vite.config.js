@@ -1,13 +1,14 @@
-// Vite config of the demo page (web/). `posenc` (and `posenc/multimodal`) is imported by its package
-// name and resolved to the repo's built package (dist/, made by `npm run build`), exactly what
-// `npm install posenc` would give a user: the browser entry finds its .wasm through
-// `new URL(..., import.meta.url)`, so Vite emits both builds as assets. Everything is bundled: the
-// built site works offline.
+// Vite config of the demo page (web/). `posenc` (and `posenc/multimodal`, `posenc/relative`) is
+// imported by its package name and resolved to the repo's built package (dist/, made by
+// `npm run build`), exactly what `npm install posenc` would give a user: the browser entry finds
+// its .wasm through `new URL(..., import.meta.url)`, so Vite emits both builds as assets.
+// Everything is bundled: the built site works offline.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 const dist = fileURLToPath(new URL('../dist/browser.js', import.meta.url));
 const multimodal = fileURLToPath(new URL('../dist/multimodal.js', import.meta.url));
+const relative = fileURLToPath(new URL('../dist/relative.js', import.meta.url));
 
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
@@ -15,8 +16,10 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^posenc$/, replacement: dist },
-      // posenc/multimodal (ropeIndex, section 12): the package's ./multimodal export, plain JS
+      // posenc/multimodal (ropeIndex, section 12; rotary2d, section 14): the ./multimodal export, plain JS
       { find: /^posenc\/multimodal$/, replacement: multimodal },
+      // posenc/relative (relativeBuckets, relativeBias, section 13): the ./relative export, plain JS
+      { find: /^posenc\/relative$/, replacement: relative },
     ],
   },
   // The benchmark worker imports posenc, whose init() loads the glue with a dynamic import:

@@ -15,6 +15,8 @@ import { setupAlibi } from './sections/alibi.js';
 import { setupSincos2d } from './sections/sincos2d.js';
 import { setupRopeLayers } from './sections/rope-layers.js';
 import { setupMrope } from './sections/mrope.js';
+import { setupRelative } from './sections/relative.js';
+import { setupRotary2d } from './sections/rotary2d.js';
 
 async function main() {
   const pe = await init();
@@ -29,6 +31,8 @@ async function main() {
     alibi: [setupAlibi, pe],
     sincos2d: [setupSincos2d, pe],
     mrope: [setupMrope, pe],
+    relative: [setupRelative, pe],
+    rotary2d: [setupRotary2d, pe],
   };
   for (const [id, [setup, instance]] of Object.entries(sections)) {
     try {
