@@ -5,7 +5,8 @@
 #   bash scripts/fuzz.sh [seconds per share, default 60]
 # The time is given in shares: fuzz_safetensors and fuzz_encode (whose quad-precision oracle
 # makes it slow, and which found a rounding bug after two minutes) keep a whole share each;
-# fuzz_rotary and fuzz_stateful split one. Total: three shares.
+# fuzz_rotary and fuzz_stateful split one. Total: three shares, and a third of one for
+# fuzz/fuzz_relative.mjs (posenc/relative, JavaScript).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_SHARE="${1:-60}"
@@ -36,4 +37,6 @@ for target in build/fuzz/fuzz/fuzz_*; do
   fi
   rm -rf "$work"
 done
+# posenc/relative is plain JavaScript: a randomized differential run against a direct port.
+node fuzz/fuzz_relative.mjs "$(((SECONDS_PER_SHARE + 2) / 3))"
 echo "fuzz: all targets ran clean"

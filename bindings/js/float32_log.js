@@ -93,6 +93,7 @@ export function logDoubleDouble(x) {
 
 /** The float32 nearest to ln x, from the double-double logarithm (x as in logDoubleDouble). */
 export function logfFromDoubleDouble(x) {
+  if (x === 0) return -Infinity;
   const [h, l] = logDoubleDouble(x);
   const f = f32(h);
   if (f === 0) return 0;
@@ -103,9 +104,10 @@ export function logfFromDoubleDouble(x) {
   return Math.abs(h - g + l) < Math.abs(h - f + l) ? g : f;
 }
 
-/** The float32 nearest to ln x, x a positive float32 value. */
+/** The float32 nearest to ln x, x a positive float32 value (or 0: -Infinity, as torch.log). */
 export function logf(x) {
   if (x === 1) return 0;
+  if (x === 0) return -Infinity;
   const r = Math.log(x);
   const f = f32(r);
   // The midpoints around f; far from both (relative to the error of Math.log, with a margin of
