@@ -1,7 +1,7 @@
-// Renders a `node bench/run.mjs --json FILE` result as the README's benchmark tables, so the
-// figures in the README are exactly one run's output.
+// Renders a `node bench/run.mjs --json FILE` result as the benchmark tables of docs/SPEED.md, so
+// the figures there are exactly one run's output.
 //   node bench/markdown.mjs FILE            prints the markdown
-//   node bench/markdown.mjs FILE --readme   replaces the block between the bench markers in README.md
+//   node bench/markdown.mjs FILE --readme   replaces the block between the bench markers in docs/SPEED.md
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,15 +78,15 @@ if (missed.length) {
 
 const text = lines.join('\n');
 if (mode === '--readme') {
-  const readme = join(dirname(fileURLToPath(import.meta.url)), '..', 'README.md');
+  const readme = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'SPEED.md');
   const src = readFileSync(readme, 'utf8');
   const start = '<!-- bench:start -->';
   const end = '<!-- bench:end -->';
   const a = src.indexOf(start);
   const b = src.indexOf(end);
-  if (a < 0 || b < a) throw new Error('README.md has no bench markers');
+  if (a < 0 || b < a) throw new Error('docs/SPEED.md has no bench markers');
   writeFileSync(readme, `${src.slice(0, a + start.length)}\n${text}\n${src.slice(b)}`);
-  console.log('README.md: benchmark tables replaced');
+  console.log('docs/SPEED.md: benchmark tables replaced');
 } else {
   console.log(text);
 }

@@ -5,7 +5,7 @@
 // encoding-browser.js) is bundled by rolldown with the API modules of bindings/js/ it imports into
 // one self-contained ES module, then minified by terser, as is each Emscripten glue; a source map
 // (sources included) sits next to each file. One file per entry gzips 4-5 KB smaller than the
-// same modules gzipped one by one and spares the browser a request per module (README.md,
+// same modules gzipped one by one and spares the browser a request per module (docs/API.md,
 // "Bundlers"; tests/js/size.test.mjs), while bindings/js/ stays the readable source. The glue
 // stays a separate file, loaded by the literal `import('./posenc_simd.mjs')` and pointed at its
 // .wasm by the literal `new URL('./posenc_simd.wasm', import.meta.url)`: bundlers (Vite, webpack)

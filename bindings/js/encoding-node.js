@@ -1,5 +1,5 @@
 // Node entry of posenc/encoding: every family of encodings (the paper's, rotary, ALiBi, 2D) without
-// the transformer (no encoderLayer or loadModel), over the .wasm linked without it (README.md, "Bundlers").
+// the transformer (no encoderLayer or loadModel), over the .wasm linked without it (docs/API.md, "Bundlers").
 import { readFile } from 'node:fs/promises';
 import { createInit } from './api.js';
 import { attachAlibiApi } from './alibi.js';

@@ -362,7 +362,7 @@ async function viteConsumer() {
   }
 }
 
-// The strict CSP the package supports (README, "Bundlers"). webpack's output has no inline
+// The strict CSP the package supports (docs/API.md, "Bundlers"). webpack's output has no inline
 // script, so it needs nothing more.
 const STRICT_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'; img-src 'self' data:";
 

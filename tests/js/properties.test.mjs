@@ -20,7 +20,7 @@ const MAX_ELEMENTS = 140_000; // per call, so the float64 oracle stays quick
 const instances = { simd: await init({ simd: true }), baseline: await init({ simd: false }) };
 const presets = instances.simd.presets;
 
-// ---- the float64 formula (README "Precision"), one frequency per sine column -----------------
+// ---- the float64 formula (docs/PRECISION.md), one frequency per sine column -----------------
 function frequencies({ dim, base, minTimescale, frequencies: rule, odd }) {
   const sines = dim % 2 === 1 && odd === 'zero-pad' ? (dim - 1) / 2 : Math.ceil(dim / 2);
   const w = new Float64Array(sines);
@@ -222,7 +222,7 @@ function checkCall({ resolved, options, length, rows, kind, embeddingDim, scale,
     assert.equal(result, emb);
     for (let i = 0; i < emb.length; i++) {
       const want = Math.fround(before[i] * Math.fround(scale)) + expected[i];
-      // The PE's bound, plus one rounding of the product and one of the sum (README "Precision").
+      // The PE's bound, plus one rounding of the product and one of the sum (docs/PRECISION.md).
       compare(emb[i], want, BOUND + 2 ** -23 * (Math.abs(want) + Math.abs(before[i] * scale)));
     }
   } else {

@@ -1,5 +1,6 @@
-// The README's "Bad input" tables are the specification of every argument check: this suite reads
-// them from README.md and runs each row on the SIMD and on the baseline build. A row is
+// The "Bad input" tables (docs/ERRORS.md, linked from the README) are the specification of every
+// argument check: this suite reads them from docs/ERRORS.md and runs each row on the SIMD and on
+// the baseline build. A row is
 //   | `call` | TypeError / RangeError / Error / none | `text the message contains` |
 // For each row: the call throws exactly that class (or returns normally for `none`), the message
 // starts with "posenc." and contains the text; then the instance and every object the call used
@@ -31,7 +32,7 @@ const CLASSES = { TypeError, RangeError, Error, none: null };
 /** The rows of every checked table in the README's "## Bad input" section, by #### heading. */
 export function readTables(markdown) {
   const start = markdown.search(/^## Bad input$/m);
-  assert.ok(start >= 0, 'README.md has no "## Bad input" section');
+  assert.ok(start >= 0, 'docs/ERRORS.md has no "## Bad input" section');
   const rest = markdown.slice(start + 1);
   const end = rest.search(/^## /m);
   const section = end < 0 ? rest : rest.slice(0, end);
@@ -57,7 +58,7 @@ export function readTables(markdown) {
   return { rows, section };
 }
 
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const readme = readFileSync(join(root, 'docs', 'ERRORS.md'), 'utf8');
 const { rows, section } = readTables(readme);
 const headings = [...new Set(rows.map((r) => r.heading))];
 

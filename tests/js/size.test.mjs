@@ -1,7 +1,7 @@
 // Size budget of the package: what one app loads — the entry (node.js or browser.js, one bundled
 // module holding the JS API; any module it still imported would be counted too), one Emscripten
 // glue and one .wasm, the larger of each pair — stays under 100 KB (100,000 bytes) gzipped at level
-// 9, with embind and every feature (README.md, "Bundlers"). posenc/encoding (no transformer) is
+// 9, with embind and every feature (docs/API.md, "Bundlers"). posenc/encoding (no transformer) is
 // measured beside it. The .d.ts and .map files are not loaded, so not counted. Size is a
 // measurement, not a timing: this test is deterministic for a build.
 import assert from 'node:assert/strict';
