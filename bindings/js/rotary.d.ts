@@ -141,11 +141,12 @@ export interface Rotary {
   inverseFrequenciesFor(sequenceLength: number): Float64Array;
   readonly disposed: boolean;
   /**
-   * In place on x, [L, heads, headDim] float32 row-major: every pair (x, y) of the rotating channels
-   * becomes A (x cos - y sin, y cos + x sin) at its row's position. Returns x. Each output is within
-   * 2^-22 * A * |(x, y)| of the float64 rotation (positions < 2^24).
+   * In place on x, [L, heads, headDim] float32 row-major (heads required: no default): every
+   * pair (x, y) of the rotating channels becomes A (x cos - y sin, y cos + x sin) at its row's
+   * position. Returns x. Each output is within 2^-22 * A * |(x, y)| of the float64 rotation
+   * (positions < 2^24).
    */
-  apply(x: Float32Array, options?: RotaryRowOptions & { heads?: number }): Float32Array;
+  apply(x: Float32Array, options: RotaryRowOptions & { heads: number }): Float32Array;
   /** cos and sin, Float32Array(length * rotaryDim) each, in Hugging Face's layout, times attentionScaling. */
   cosSin(length: number, options?: RotaryRowOptions): { cos: Float32Array; sin: Float32Array };
   dispose(): void;

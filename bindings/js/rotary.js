@@ -369,7 +369,9 @@ export function attachRotaryApi(api, ctx) {
       const h = live('apply');
       const x = checkFloat32Array(fn, 'x', input);
       const o = checkOptionsObject(fn, options, APPLY_OPTIONS);
-      const heads = o.heads === undefined ? 1 : checkNumber(fn, 'heads', o.heads, { integer: true, min: 1 });
+      // No default: a [L, heads, headDim] array taken as one head would rotate by the wrong positions.
+      if (o.heads === undefined) throw typeError(fn, 'heads', 'given: x is [length, heads, headDim] (an integer number, no default)', undefined);
+      const heads = checkNumber(fn, 'heads', o.heads, { integer: true, min: 1 });
       const rowFloats = heads * headDim;
       if (x.length === 0 || x.length % rowFloats !== 0) {
         throw new RangeError(`posenc.${fn}: x must hold length * heads * headDim floats (a positive multiple of ${rowFloats}), got ${x.length}`);

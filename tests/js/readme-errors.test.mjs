@@ -101,7 +101,7 @@ const weightsOf = () => layerState(layerFixture.seed, CONFIG.dModel, CONFIG.ffDi
 const OBJECTS = {
   rot: {
     make: (pe) => pe.rotary({ headDim: 8 }),
-    check: (rot) => rot.apply(QUERIES.slice(), { offset: 3 }),
+    check: (rot) => rot.apply(QUERIES.slice(), { heads: 1, offset: 3 }),
   },
   enc: {
     make: (pe) => pe.encoder({ dim: 8 }),

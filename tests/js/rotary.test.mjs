@@ -220,7 +220,7 @@ for (const [entry, init, simd] of RUNS) {
       assert.throws(() => pe.rotary({ headDim: 64, colour: 1 }), /unknown option 'colour'/);
       const rot = pe.rotary({ headDim: 8 });
       assert.throws(() => rot.apply(new Float32Array(12), { heads: 1 }), /x must hold length \* heads \* headDim/);
-      assert.throws(() => rot.apply(new Float32Array(16), { positions: [0, NaN] }), /positions\[1\] must be a finite number/);
+      assert.throws(() => rot.apply(new Float32Array(16), { heads: 1, positions: [0, NaN] }), /positions\[1\] must be a finite number/);
       assert.throws(() => rot.cosSin(0), /length must be/);
       rot.dispose();
       assert.throws(() => rot.apply(new Float32Array(8)), /disposed/);

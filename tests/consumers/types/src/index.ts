@@ -24,7 +24,7 @@ export async function run(): Promise<number> {
 
   // The other families of encodings are in the main entry too.
   const rot = pe.rotary({ headDim: 64, scaling: { type: 'linear', factor: 2 } });
-  const q: Float32Array = rot.apply(new Float32Array(64), { offset: 3 });
+  const q: Float32Array = rot.apply(new Float32Array(64), { heads: 1, offset: 3 });
   rot.dispose();
   const slopes: Float64Array = pe.alibiSlopes(8);
   const grid: Float32Array = pe.encode2d(4, 4, 16);
