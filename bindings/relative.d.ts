@@ -65,19 +65,28 @@ export declare function relativeBuckets(queryLength: number, keyLength: number, 
 export declare function relativeBuckets(queryLength: number, keyLength: number, options: RelativeBucketsOptions & { dtype: 'int64'; as: 'tensor' }): RelativeTensor<BigInt64Array, 'int64'>;
 
 export interface RelativeBiasOptions extends T5BucketOptions {
-  /** Write into this Float32Array(heads * queryLength * keyLength) and return it. */
-  out?: Float32Array;
-  /** 'tensor': { data, dims: [1, heads, queryLength, keyLength], type: 'float32' }. */
+  /** Write into this array of heads * queryLength * keyLength values and return it (Uint16Array bits for the 16-bit dtypes). */
+  out?: Float32Array | Uint16Array;
+  /** 'tensor': { data, dims: [1, heads, queryLength, keyLength], type: dtype }. */
   as?: 'array' | 'tensor';
+  /** 'float32' (default); 'float16' (Float16Array where the engine has one, else Uint16Array bits); 'bfloat16' (Uint16Array bits). */
+  dtype?: 'float32' | 'float16' | 'bfloat16';
 }
+
+/** float16 values: a Float16Array where the engine has one (typed loosely: older TypeScript libs lack it), else their bits. */
+export type Float16Data = Uint16Array | (ArrayLike<number> & { readonly buffer: ArrayBufferLike });
 
 /**
  * T5Attention.compute_bias: [heads, queryLength, keyLength], each value the table entry
  * table[bucket * heads + head] (bit for bit). table: relative_attention_bias.weight,
  * [numBuckets, heads] row-major.
  */
-export declare function relativeBias(table: Float32Array | TensorLike<Float32Array>, heads: number, queryLength: number, keyLength: number, options?: RelativeBiasOptions & { as?: 'array' }): Float32Array;
-export declare function relativeBias(table: Float32Array | TensorLike<Float32Array>, heads: number, queryLength: number, keyLength: number, options: RelativeBiasOptions & { as: 'tensor' }): RelativeTensor<Float32Array, 'float32'>;
+export declare function relativeBias(table: Float32Array | TensorLike<Float32Array>, heads: number, queryLength: number, keyLength: number, options?: RelativeBiasOptions & { dtype?: 'float32'; as?: 'array' }): Float32Array;
+export declare function relativeBias(table: Float32Array | TensorLike<Float32Array>, heads: number, queryLength: number, keyLength: number, options: RelativeBiasOptions & { dtype?: 'float32'; as: 'tensor' }): RelativeTensor<Float32Array, 'float32'>;
+export declare function relativeBias(table: Float32Array | TensorLike<Float32Array>, heads: number, queryLength: number, keyLength: number, options: RelativeBiasOptions & { dtype: 'float16'; as?: 'array' }): Float16Data;
+export declare function relativeBias(table: Float32Array | TensorLike<Float32Array>, heads: number, queryLength: number, keyLength: number, options: RelativeBiasOptions & { dtype: 'float16'; as: 'tensor' }): RelativeTensor<Float16Data, 'float16'>;
+export declare function relativeBias(table: Float32Array | TensorLike<Float32Array>, heads: number, queryLength: number, keyLength: number, options: RelativeBiasOptions & { dtype: 'bfloat16'; as?: 'array' }): Uint16Array;
+export declare function relativeBias(table: Float32Array | TensorLike<Float32Array>, heads: number, queryLength: number, keyLength: number, options: RelativeBiasOptions & { dtype: 'bfloat16'; as: 'tensor' }): RelativeTensor<Uint16Array, 'bfloat16'>;
 
 /** The model_type values whose config.json relativeBuckets and relativeBias read. */
 export declare const RELATIVE_MODEL_TYPES: readonly ('t5' | 'mt5' | 'umt5' | 'pix2struct' | 'deberta-v2')[];

@@ -24,7 +24,8 @@
 // division, a Python float entering a float32 operation is rounded to float32), with a correctly
 // rounded float32 log (float32_log.js). tests/fixtures/relative/ holds PyTorch's own values.
 
-import { checkBoolean, checkEnum, checkFloat32Array, checkNumber, checkOptionsObject, describe, typeError } from './check.js';
+import { checkBoolean, checkEnum, checkFloat32Array, checkNumber, checkOptionsObject, checkTypedArray, describe, typeError } from './check.js';
+import { bfloat16Bits, float16Bits, float16View } from './float16.js';
 import { logDoubleDouble, logf } from './float32_log.js';
 import { isTensorLike, readOutputOptions, readTensor } from './tensor.js';
 
@@ -35,7 +36,8 @@ const MAX_POSITION = 2 ** 31 - 1;
 
 const T5_OPTIONS = ['numBuckets', 'maxDistance', 'bidirectional', 'offset', 'config', 'attention'];
 const BUCKET_OPTIONS = new Set(['scheme', ...T5_OPTIONS, 'positionBuckets', 'maxRelativePositions', 'maxPositionEmbeddings', 'output', 'dtype', 'as']);
-const BIAS_OPTIONS = new Set([...T5_OPTIONS, 'out', 'as']);
+const BIAS_OPTIONS = new Set([...T5_OPTIONS, 'out', 'as', 'dtype']);
+const FLOAT_DTYPES = ['float32', 'float16', 'bfloat16'];
 const SCHEMES = ['t5', 'deberta'];
 const ATTENTIONS = ['encoder', 'decoder'];
 const DEBERTA_OUTPUTS = ['relative', 'c2p', 'p2c'];
@@ -344,20 +346,32 @@ export function relativeBias(table, heads, queryLength, keyLength, options) {
     throw fail(fn, `table must hold numBuckets * heads = ${numBuckets} * ${h} = ${expected} floats ([numBuckets, heads], relative_attention_bias.weight), got ${weights.length}`);
   }
   const tensor = o.as === undefined ? false : checkEnum(fn, 'as', o.as, AS_FORMS) === 1;
+  const dtype = o.dtype === undefined ? 0 : checkEnum(fn, 'dtype', o.dtype, FLOAT_DTYPES);
   const size = h * q * k;
   let out;
   if (o.out === undefined) {
-    out = new Float32Array(size);
-  } else {
+    out = dtype === 0 ? new Float32Array(size) : new Uint16Array(size);
+  } else if (dtype === 0) {
     out = checkFloat32Array(fn, 'out', o.out);
-    if (out.length !== size) throw fail(fn, `out must hold heads * queryLength * keyLength = ${size} floats, got ${out.length}`);
+  } else {
+    // 16-bit values go in as bits: a Uint16Array, or a Float16Array viewed as one.
+    const F16 = globalThis.Float16Array;
+    const expected = `a Uint16Array${typeof F16 === 'function' ? ' or a Float16Array' : ''} (dtype '${FLOAT_DTYPES[dtype]}')`;
+    const view = typeof F16 === 'function' && o.out instanceof F16 ? checkTypedArray(fn, 'out', o.out, F16, expected) : checkTypedArray(fn, 'out', o.out, Uint16Array, expected);
+    out = new Uint16Array(view.buffer, view.byteOffset, view.length);
   }
+  if (out.length !== size) throw fail(fn, `out must hold heads * queryLength * keyLength = ${size} values, got ${out.length}`);
   const buckets = t5Distances(s, q, k, offset);
-  const row = new Float32Array(buckets.length);
+  // Each value is a table entry: the 16-bit types round it once, per distance, before the copies.
+  const row = dtype === 0 ? new Float32Array(buckets.length) : new Uint16Array(buckets.length);
+  const round = dtype === 1 ? float16Bits : bfloat16Bits;
   for (let head = 0; head < h; head++) {
-    for (let u = 0; u < buckets.length; u++) row[u] = weights[buckets[u] * h + head];
+    for (let u = 0; u < buckets.length; u++) {
+      const v = weights[buckets[u] * h + head];
+      row[u] = dtype === 0 ? v : round(v);
+    }
     spread(out, head * q * k, row, q, k);
   }
-  const result = o.out === undefined ? out : o.out;
-  return tensor ? { data: result, dims: [1, h, q, k], type: 'float32' } : result;
+  const result = o.out !== undefined ? o.out : dtype === 1 ? float16View(out) : out;
+  return tensor ? { data: result, dims: [1, h, q, k], type: FLOAT_DTYPES[dtype] } : result;
 }

@@ -255,3 +255,99 @@ describe('float32 log', () => {
     assert.equal(logfFromDoubleDouble(10), Math.fround(Math.LN10));
   });
 });
+
+describe('16-bit outputs (dtype float16 / bfloat16)', () => {
+  /** The float16 nearest to float32 x by search: every candidate's distance in exact double arithmetic. */
+  function referenceFloat16(x) {
+    if (Number.isNaN(x)) return 0x7e00;
+    const sign = x < 0 || Object.is(x, -0) ? 0x8000 : 0;
+    const a = Math.abs(x);
+    const value = (bits) => {
+      const e = (bits >> 10) & 31;
+      const m = bits & 1023;
+      return e === 0 ? m * 2 ** -24 : e === 31 ? Infinity : (1024 + m) * 2 ** (e - 25);
+    };
+    // binary search for the largest finite float16 <= a
+    let lo = 0;
+    let hi = 0x7bff;
+    if (a >= value(hi)) lo = hi;
+    else {
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >> 1;
+        if (value(mid) <= a) lo = mid; else hi = mid;
+      }
+    }
+    const below = value(lo);
+    const above = lo === 0x7bff ? 65536 : value(lo + 1); // 65536 stands for infinity's rounding point
+    const dl = a - below;
+    const du = above - a;
+    let bits = dl < du || (dl === du && lo % 2 === 0) ? lo : lo + 1;
+    if (bits > 0x7bff) bits = 0x7c00;
+    return sign | bits;
+  }
+  test('float16Bits rounds once to nearest, ties to even: every float16, every midpoint and its float32 neighbours, random float32', async () => {
+    const { float16Bits, bfloat16Bits } = await import('../../bindings/js/float16.js');
+    const f = new Float32Array(1);
+    const u = new Uint32Array(f.buffer);
+    const check = (x) => assert.equal(float16Bits(x), referenceFloat16(Math.fround(x)), `x = ${x}`);
+    const value = (bits) => {
+      const e = (bits >> 10) & 31;
+      const m = bits & 1023;
+      return e === 0 ? m * 2 ** -24 : (1024 + m) * 2 ** (e - 25);
+    };
+    for (let b = 0; b < 0x7c00; b++) {
+      const v = value(b);
+      const mid = b < 0x7bff ? (v + value(b + 1)) / 2 : 65520;
+      for (const x of [v, -v, mid, -mid]) {
+        check(x);
+        f[0] = x;
+        const bits = u[0];
+        u[0] = bits + 1;
+        check(f[0]);
+        u[0] = bits - 1;
+        if (x !== 0) check(f[0]);
+      }
+    }
+    let seed = 99;
+    for (let i = 0; i < 100000; i++) {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      u[0] = seed;
+      if (Number.isFinite(f[0])) check(f[0]);
+    }
+    assert.equal(float16Bits(65504), 0x7bff);
+    assert.equal(float16Bits(Math.fround(65519.996)), 0x7bff);
+    assert.equal(float16Bits(65520), 0x7c00);
+    assert.equal(float16Bits(-Infinity), 0xfc00);
+    assert.equal(float16Bits(NaN), 0x7e00);
+    assert.equal(float16Bits(-0), 0x8000);
+    assert.equal(float16Bits(2 ** -25), 0); // halfway to the smallest subnormal: ties to even (0)
+    assert.equal(float16Bits(Math.fround(2 ** -25 * (1 + 2 ** -23))), 1);
+    // bfloat16: the top 16 bits of the float32, rounded to nearest even
+    assert.equal(bfloat16Bits(1), 0x3f80);
+    assert.equal(bfloat16Bits(Math.fround(1 + 2 ** -8)), 0x3f80); // tie, even
+    assert.equal(bfloat16Bits(Math.fround(1 + 3 * 2 ** -8)), 0x3f82); // tie, up to even
+    assert.equal(bfloat16Bits(Math.fround(1 + 2 ** -8 + 2 ** -20)), 0x3f81);
+    assert.equal(bfloat16Bits(NaN) & 0x7fc0, 0x7fc0);
+    assert.equal(bfloat16Bits(3.4028234663852886e38), 0x7f80); // rounds up to infinity
+  });
+  test('relativeBias in float16 and bfloat16: each value the table entry rounded once', async () => {
+    const { float16Bits, bfloat16Bits } = await import('../../bindings/js/float16.js');
+    const c = t5.bias[0];
+    const table = new Float32Array(c.table);
+    const options = { numBuckets: c.numBuckets, maxDistance: c.maxDistance, bidirectional: c.bidirectional, offset: c.offset };
+    const ref = relativeBias(table, c.heads, c.queryLength, c.keyLength, options);
+    const half = relativeBias(table, c.heads, c.queryLength, c.keyLength, { ...options, dtype: 'float16' });
+    const bf = relativeBias(table, c.heads, c.queryLength, c.keyLength, { ...options, dtype: 'bfloat16', as: 'tensor' });
+    const bits = typeof globalThis.Float16Array === 'function' ? new Uint16Array(half.buffer) : half;
+    assert.ok(bits instanceof Uint16Array);
+    assert.deepEqual([...bits], [...ref].map(float16Bits));
+    assert.equal(bf.type, 'bfloat16');
+    assert.deepEqual(bf.dims, [1, c.heads, c.queryLength, c.keyLength]);
+    assert.deepEqual([...bf.data], [...ref].map(bfloat16Bits));
+    const out = new Uint16Array(ref.length);
+    assert.equal(relativeBias(table, c.heads, c.queryLength, c.keyLength, { ...options, dtype: 'float16', out }), out);
+    assert.deepEqual([...out], [...bits]);
+    assert.throws(() => relativeBias(table, c.heads, c.queryLength, c.keyLength, { ...options, dtype: 'float16', out: new Float32Array(ref.length) }),
+      { name: 'TypeError', message: /out must be a Uint16Array/ });
+  });
+});

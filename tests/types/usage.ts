@@ -16,6 +16,9 @@ function relative(): void {
   const bias: Float32Array = relativeBias(new Float32Array(32 * 2), 2, 4, 6, { out: new Float32Array(48) });
   const tensor: RelativeTensor<Float32Array, 'float32'> = relativeBias({ data: new Float32Array(64), dims: [32, 2] }, 2, 4, 6, { as: 'tensor' });
   const types: readonly string[] = RELATIVE_MODEL_TYPES;
+  const half = relativeBias(new Float32Array(64), 2, 4, 6, { dtype: 'float16' });
+  const bf: RelativeTensor<Uint16Array, 'bfloat16'> = relativeBias(new Float32Array(64), 2, 4, 6, { dtype: 'bfloat16', as: 'tensor' });
+  void [half, bf];
   // @ts-expect-error output is a DeBERTa option
   relativeBuckets(4, 6, { output: 'c2p' });
   // @ts-expect-error heads is required
