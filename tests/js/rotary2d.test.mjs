@@ -9,9 +9,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { fixtureDir, lcgValues, loadPackage, root } from './helpers.mjs';
+import { fixtureDir, lcgValues, loadEncodingPackage, loadPackage, root } from './helpers.mjs';
 
 const { init } = await loadPackage();
+const encodingEntry = await loadEncodingPackage();
 const packageDir = process.env.POSENC_PACKAGE_DIR ? join(process.env.POSENC_PACKAGE_DIR, 'dist') : join(root, 'dist');
 const { rotary2d, ROTARY2D_MODELS } = await import(pathToFileURL(join(packageDir, 'multimodal.js')).href);
 const load = (name) => JSON.parse(readFileSync(join(fixtureDir, 'vision_rope', `${name}.json`), 'utf8'));
@@ -125,7 +126,7 @@ for (const [label, pe] of builds) {
         r.dispose();
       });
     }
-    test('explicit options and the whole config.json', () => {
+    test('explicit options and the whole config.json', async () => {
       const a = rotary2d(pe, { model: 'qwen2_vl', headDim: 80, spatialMergeSize: 2 });
       const b = rotary2d(pe, { config: { model_type: 'qwen2_vl', vision_config: QWEN[0].config.vision_config } });
       assert.deepEqual(a.cosSin({ gridThw: [[2, 4, 6]] }), b.cosSin({ gridThw: [[2, 4, 6]] }));
@@ -137,7 +138,10 @@ for (const [label, pe] of builds) {
       const pos = p.positions({ height: 3, width: 5 });
       const three = [new Array(15).fill(0), [...pos.h], [...pos.w]];
       assert.deepEqual(p.cosSin({ height: 3, width: 5 }), rot.cosSin(15, { positions: three }));
-      for (const o of [a, b, p, rot]) o.dispose();
+      // posenc/encoding's instance gives the same bits
+      const e = rotary2d(await encodingEntry.init({ simd: label === 'SIMD' }), { model: 'qwen2_vl', headDim: 80, spatialMergeSize: 2 });
+      assert.deepEqual(e.cosSin({ gridThw: [[2, 4, 6]] }), a.cosSin({ gridThw: [[2, 4, 6]] }));
+      for (const o of [a, b, p, rot, e]) o.dispose();
       assert.deepEqual([...ROTARY2D_MODELS], ['qwen2_vl', 'qwen2_5_vl', 'pixtral']);
     });
   });
