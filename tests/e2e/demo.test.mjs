@@ -15,8 +15,8 @@ const site = join(root, 'web', 'dist');
 const shots = join(root, 'tests', 'e2e', 'screenshots');
 const BUDGET_BYTES = 300 * 1024;
 // Section 11's five copy-back models (~123 KB gzipped each, F16 weights barely compress) are
-// fetched after the rest of the page is ready, not part of what the page needs to start: they are
-// measured against their own budget (tests/e2e/extrapolation.test.mjs prints them too).
+// fetched when that section comes near the viewport (web/src/main.js), not part of what the page
+// needs to start: they are measured against their own budget (tests/e2e/extrapolation.test.mjs prints them too).
 const EXTRAPOLATION_MODEL = /^(vaswani|rotary|rotary-partial|alibi|none)-[\w-]+\.safetensors$/;
 const EXTRAPOLATION_BUDGET_BYTES = 5 * 130 * 1024;
 

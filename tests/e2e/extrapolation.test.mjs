@@ -28,6 +28,8 @@ before(async () => {
   page = await context.newPage();
   watchPage(page, 'page', problems);
   await page.goto(server.url);
+  // the section loads its models and computes when it comes near the viewport (web/src/main.js)
+  await page.locator('#extrapolation').scrollIntoViewIfNeeded();
   await page.waitForSelector('#extrapolation[data-ready="true"]', { timeout: 60_000 });
 });
 

@@ -6,19 +6,44 @@ import { themeColor, onThemeChange } from './theme.js';
 
 const LUT_SIZE = 1024;
 
-/** A Uint32 (ABGR little-endian) lookup table sampling a d3 interpolator on [0, 1]. */
+const luts = new WeakMap(); // interpolator -> its lookup table (sections share d3's interpolators)
+
+/** [r, g, b] of the CSS colours d3's interpolators return ("rgb(r, g, b)" or "#rrggbb"), else null. */
+function parseColor(css) {
+  const m = /^rgb\((\d+), ?(\d+), ?(\d+)\)$/.exec(css);
+  if (m) return [Number(m[1]), Number(m[2]), Number(m[3])];
+  const h = /^#([0-9a-f]{6})$/i.exec(css);
+  if (h) return [0, 2, 4].map((i) => parseInt(h[1].slice(i, i + 2), 16));
+  return null;
+}
+
+/**
+ * A Uint32 (ABGR little-endian) lookup table sampling a d3 interpolator on [0, 1]. d3's colours
+ * are parsed here; any other CSS colour goes through a canvas (1024 fillRects and a readback:
+ * several ms per heatmap, which the page's start-up felt).
+ */
 function makeLut(interpolator) {
+  const cached = luts.get(interpolator);
+  if (cached) return cached;
   const lut = new Uint32Array(LUT_SIZE);
-  const probe = document.createElement('canvas').getContext('2d', { willReadFrequently: true });
-  probe.canvas.width = LUT_SIZE;
-  probe.canvas.height = 1;
-  for (let i = 0; i < LUT_SIZE; i++) {
-    probe.fillStyle = interpolator(i / (LUT_SIZE - 1));
-    probe.fillRect(i, 0, 1, 1);
-  }
-  const rgba = probe.getImageData(0, 0, LUT_SIZE, 1).data;
   const bytes = new Uint8Array(lut.buffer);
-  bytes.set(rgba);
+  let parsed = true;
+  for (let i = 0; i < LUT_SIZE && parsed; i++) {
+    const rgb = parseColor(interpolator(i / (LUT_SIZE - 1)));
+    if (rgb) bytes.set([...rgb, 255], i * 4);
+    else parsed = false;
+  }
+  if (!parsed) {
+    const probe = document.createElement('canvas').getContext('2d', { willReadFrequently: true });
+    probe.canvas.width = LUT_SIZE;
+    probe.canvas.height = 1;
+    for (let i = 0; i < LUT_SIZE; i++) {
+      probe.fillStyle = interpolator(i / (LUT_SIZE - 1));
+      probe.fillRect(i, 0, 1, 1);
+    }
+    bytes.set(probe.getImageData(0, 0, LUT_SIZE, 1).data);
+  }
+  luts.set(interpolator, lut);
   return lut;
 }
 
@@ -34,6 +59,8 @@ export function ticks(n, count) {
 }
 
 export class Heatmap {
+  #strip = null; // the colour bar's gradient (#barStrip)
+
   /**
    * @param {HTMLElement} container
    * @param {{ interpolator: (t: number) => string, rowName: string, colName: string, label: string,
@@ -120,15 +147,18 @@ export class Heatmap {
     if (this.cursor) this.#emit();
   }
 
-  /** Plot-area geometry in CSS pixels, for tests and pointer mapping. */
-  geometry() {
+  /** Plot-area geometry in CSS pixels, for tests and pointer mapping. `size`: the canvas's CSS
+   * size when the caller knows it (redraw sets it), else it is read from the layout. */
+  geometry(size = { width: this.canvas.clientWidth, height: this.canvas.clientHeight }) {
     const { left, right, top, bottom } = this.margin;
-    const width = this.canvas.clientWidth - left - right;
-    const height = this.canvas.clientHeight - top - bottom;
+    const width = size.width - left - right;
+    const height = size.height - top - bottom;
     return { left, top, width, height };
   }
 
   redraw() {
+    // One read of the layout, before any write: sections draw several heatmaps in a row, and a
+    // read after a write would lay the page out again for each (the start-up felt it).
     const cssWidth = Math.max(this.container.clientWidth - 76, 120);
     const cssHeight = this.opts.height;
     const dpr = window.devicePixelRatio || 1;
@@ -143,17 +173,17 @@ export class Heatmap {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, cssWidth, cssHeight);
     if (!this.data) return;
-    const g = this.geometry();
+    const g = this.geometry({ width: cssWidth, height: cssHeight });
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(this.cells, g.left, g.top, g.width, g.height);
-    this.#axes(ctx, g);
+    this.#axes(ctx, g, cssHeight);
     this.#cursorBox(ctx, g);
     this.#colorBar(cssHeight, dpr);
     const d = this.data;
     c.dataset.plot = JSON.stringify({ ...g, xCells: this.cells.width, yCells: this.cells.height, transpose: d.transpose });
   }
 
-  #axes(ctx, g) {
+  #axes(ctx, g, cssHeight) {
     const d = this.data;
     const { rowName, colName } = this.opts;
     const xName = d.transpose ? rowName : colName;
@@ -191,7 +221,7 @@ export class Heatmap {
     }
     ctx.textAlign = 'right';
     ctx.textBaseline = 'bottom';
-    ctx.fillText(xName, g.left + g.width, this.canvas.clientHeight - 2);
+    ctx.fillText(xName, g.left + g.width, cssHeight - 2);
     ctx.textAlign = 'center';
     ctx.textBaseline = 'top';
     ctx.textAlign = 'right';
@@ -236,11 +266,8 @@ export class Heatmap {
     ctx.clearRect(0, 0, w, cssHeight);
     const top = this.margin.top;
     const h = cssHeight - this.margin.top - this.margin.bottom;
-    for (let y = 0; y < h; y++) {
-      const t = 1 - y / (h - 1);
-      ctx.fillStyle = this.opts.interpolator(t);
-      ctx.fillRect(4, top + y, 14, 1.5);
-    }
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(this.#barStrip(h), 4, top, 14, h);
     const { min, max } = this.data;
     ctx.fillStyle = themeColor('--fg');
     ctx.font = '12px system-ui, sans-serif';
@@ -252,6 +279,21 @@ export class Heatmap {
       ctx.fillText(fmt(v), 22, top + (1 - t) * (h - 1));
     }
     b.setAttribute('aria-label', `colour bar from ${fmt(min)} to ${fmt(max)}`);
+  }
+
+  /** The colour bar's gradient, h px high and 1 wide, top = max: one pixel per row from the LUT. */
+  #barStrip(h) {
+    if (this.#strip?.height === h) return this.#strip;
+    const strip = document.createElement('canvas');
+    strip.width = 1;
+    strip.height = h;
+    const ctx = strip.getContext('2d');
+    const image = ctx.createImageData(1, h);
+    const px = new Uint32Array(image.data.buffer);
+    for (let y = 0; y < h; y++) px[y] = this.lut[Math.round((1 - y / Math.max(h - 1, 1)) * (LUT_SIZE - 1))];
+    ctx.putImageData(image, 0, 0);
+    this.#strip = strip;
+    return strip;
   }
 
   #pointer(e) {

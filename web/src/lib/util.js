@@ -67,3 +67,23 @@ export function el(tag, attrs = {}, ...children) {
   e.append(...children);
   return e;
 }
+
+/**
+ * Resolves in a new task, so the browser can paint and handle input in between: long work split
+ * by `await yieldToBrowser()` never freezes the page in one long task. scheduler.yield() where
+ * there is one (its continuation runs before other queued tasks), else a zero-delay timeout.
+ */
+export function yieldToBrowser() {
+  if (globalThis.scheduler?.yield) return globalThis.scheduler.yield();
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** Calls `start` once, when `element` comes within `margin` px (above or below) of the viewport. */
+export function nearViewport(element, start, margin = 800) {
+  const observer = new IntersectionObserver((entries) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    observer.disconnect();
+    start();
+  }, { rootMargin: `${margin}px 0px` });
+  observer.observe(element);
+}

@@ -3,7 +3,7 @@
 import { interpolateRdBu } from 'd3-scale-chromatic';
 import { LineChart } from '../lib/chart.js';
 import { Heatmap } from '../lib/heatmap.js';
-import { el, fillPresets, guarded, intValue } from '../lib/util.js';
+import { el, fillPresets, guarded, intValue, yieldToBrowser } from '../lib/util.js';
 
 function dot(a, ai, b, bi, n) {
   let s = 0;
@@ -11,7 +11,7 @@ function dot(a, ai, b, bi, n) {
   return s;
 }
 
-export function setupDistance(pe) {
+export async function setupDistance(pe) {
   const form = document.getElementById('distance-controls');
   const kForm = document.getElementById('distance-k-controls');
   const shiftForm = document.getElementById('shift-controls');
@@ -144,6 +144,8 @@ export function setupDistance(pe) {
   kForm.addEventListener('input', updateK);
   shiftForm.addEventListener('input', updateShift);
   for (const f of [form, kForm, shiftForm]) f.addEventListener('submit', (e) => e.preventDefault());
+  // the first draw in two tasks
   updateSimilarity();
+  await yieldToBrowser();
   updateShift();
 }

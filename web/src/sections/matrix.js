@@ -2,9 +2,9 @@
 // seed 004's figure. Each control change re-encodes through posenc and redraws once per frame.
 import { interpolateRdBu } from 'd3-scale-chromatic';
 import { Heatmap } from '../lib/heatmap.js';
-import { fillPresets, firstPosition, guarded, intValue, perFrame } from '../lib/util.js';
+import { fillPresets, firstPosition, guarded, intValue, perFrame, yieldToBrowser } from '../lib/util.js';
 
-export function setupMatrix(pe) {
+export async function setupMatrix(pe) {
   const form = document.getElementById('matrix-controls');
   const errorEl = document.getElementById('matrix-error');
   const timing = document.getElementById('matrix-timing');
@@ -63,6 +63,7 @@ export function setupMatrix(pe) {
       update();
     });
   }
+  await yieldToBrowser(); // the heatmap's set-up and its first draw: two tasks
   update();
   return { heatmap };
 }

@@ -8,7 +8,7 @@ import { relativeBias, relativeBuckets } from 'posenc/relative';
 import { LineChart } from '../lib/chart.js';
 import { Heatmap } from '../lib/heatmap.js';
 import { onThemeChange, themeColor } from '../lib/theme.js';
-import { el, guarded, intValue, perFrame } from '../lib/util.js';
+import { el, guarded, intValue, perFrame, yieldToBrowser } from '../lib/util.js';
 
 const MAX_MAPS = 16;
 const BAND_COLORS = {
@@ -190,7 +190,7 @@ function syntheticTable(ranges, numBuckets, heads, maxDistance, kinds) {
   return table;
 }
 
-export function setupRelative() {
+export async function setupRelative() {
   const form = document.getElementById('relative-controls');
   const errorEl = document.getElementById('relative-error');
   const readout = document.getElementById('relative-readout');
@@ -371,5 +371,14 @@ export function setupRelative() {
   form.addEventListener('input', scheduled);
   form.addEventListener('change', scheduled);
   form.addEventListener('submit', (e) => e.preventDefault());
-  update();
+  // the first draw in two tasks: the buckets, then the bias maps (as update(), which an input
+  // meanwhile may have run: the maps read the form again)
+  for (const span of form.querySelectorAll('.val')) span.textContent = ` ${form[span.dataset.for].value}`;
+  const drawn = guarded(errorEl, () => {
+    drawBuckets(options());
+    return true;
+  });
+  if (!drawn) return;
+  await yieldToBrowser();
+  guarded(errorEl, () => drawBias(options()));
 }

@@ -9,7 +9,7 @@ import { LineChart, palette } from '../lib/chart.js';
 import { Heatmap } from '../lib/heatmap.js';
 import { mulberry32 } from '../lib/random.js';
 import { onThemeChange, themeColor } from '../lib/theme.js';
-import { guarded, intValue, perFrame } from '../lib/util.js';
+import { guarded, intValue, perFrame, yieldToBrowser } from '../lib/util.js';
 // section 8's presets: the config.json objects of tests/fixtures/rotary/ (Vite keeps only `config`)
 import { config as llama31 } from '../../../tests/fixtures/rotary/hf-llama-3.1-8b.json';
 import { config as qwen25Yarn } from '../../../tests/fixtures/rotary/hf-qwen2.5-7b-instruct-yarn.json';
@@ -51,7 +51,7 @@ function pairDims(rot, i) {
 
 const mod = (x, m) => ((x % m) + m) % m;
 
-export function setupRotary(pe) {
+export async function setupRotary(pe) {
   const form = document.getElementById('rotary-controls');
   const pairForm = document.getElementById('rotary-pair-controls');
   const errorEl = document.getElementById('rotary-error');
@@ -279,7 +279,14 @@ export function setupRotary(pe) {
   }
   const scheduled = perFrame(update);
   showValues(form);
-  update();
+  // the first draw in two tasks (as update()): the scores map, then the pair
+  const drawn = guarded(errorEl, () => {
+    updateScores();
+    return true;
+  });
+  if (!drawn) return;
+  await yieldToBrowser();
+  guarded(errorEl, updatePair);
 }
 
 function sub(i) {

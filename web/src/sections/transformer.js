@@ -10,7 +10,7 @@
 import { interpolateBlues, interpolateRdBu } from 'd3-scale-chromatic';
 import taggerUrl from '../../../tests/fixtures/model/tagger.safetensors?url';
 import { Heatmap } from '../lib/heatmap.js';
-import { el } from '../lib/util.js';
+import { el, yieldToBrowser } from '../lib/util.js';
 
 const SPECIAL = /^(<.*>|\[.*\])$/; // <pad>...: not words to type
 const PAIR = ['the dog bit the man', 'the man bit the dog'];
@@ -132,10 +132,11 @@ async function loadAndShow(pe, body, bytes, name) {
     body.append(modelPicker(pe, body));
     return;
   }
+  await yieldToBrowser(); // reading the model and drawing it: two tasks
   current?.dispose();
   current = model;
   section.dataset.model = 'ready';
-  buildUi(pe, body, model, embedding);
+  await buildUi(pe, body, model, embedding);
   const { dModel, heads, numLayers } = model.config;
   body.prepend(
     el('p', { class: 'help', id: 'transformer-model-name', text: `Model: ${name} (${(bytes.length / 1024).toFixed(1)} KB), d = ${dModel}, ${heads} heads, ${numLayers} layer(s), tags: ${model.labels.join(', ')}` }),
@@ -143,7 +144,7 @@ async function loadAndShow(pe, body, bytes, name) {
   body.append(modelPicker(pe, body));
 }
 
-function buildUi(pe, body, model, embedding) {
+async function buildUi(pe, body, model, embedding) {
   const { heads, embeddingScale, positionalEncoding } = model.config;
   const { vocab, labels } = model;
   const sentence = el('input', { type: 'text', name: 'sentence', value: PAIR[0], size: '32', 'aria-describedby': 'transformer-vocab' });
@@ -271,5 +272,6 @@ function buildUi(pe, body, model, embedding) {
   form.addEventListener('input', update);
   form.addEventListener('submit', (e) => e.preventDefault());
   drawPair();
+  await yieldToBrowser(); // the first draw in two tasks
   update();
 }
