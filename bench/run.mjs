@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark, side by side in one process, with the targets each row is held to.
-//   node bench/run.mjs [--quick] [--json FILE] [--only encode|small|layer|rotary|frozen] [--no-peers]
+//   node bench/run.mjs [--quick] [--json FILE] [--only encode|small|layer|rotary|relative|frozen] [--no-peers]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -134,7 +134,7 @@ function layerTargets(rows) {
   return targets;
 }
 
-const result = { env, encode: [], baseline: [], small: [], targets: [], layer: null, rotary: null, frozen: null };
+const result = { env, encode: [], baseline: [], small: [], targets: [], layer: null, rotary: null, relative: null, frozen: null };
 
 // The one-row calls and the RoPE decoding step first, while the process is fresh: after the
 // large tables below (hundreds of MB of arrays) the same loops measured up to 1 us slower per
@@ -168,6 +168,22 @@ if (!only || only === 'rotary') {
   rotaryTargets = targets;
 }
 
+// Issue 24: T5's relative position buckets and bias (posenc/relative, dist/relative.js) against
+// their floor, the T5 subgraph in onnxruntime-web and a plain-JS port; posenc/multimodal's
+// rotary2d against rot.apply.
+let relativeTargets = [];
+if (!only || only === 'relative') {
+  const { benchRelative } = await import(pathToFileURL(join(here, 'relative.mjs')).href);
+  const file = join(root, 'dist', 'relative.js');
+  const relative = existsSync(file) ? await import(pathToFileURL(file).href) : null;
+  const multimodal = join(root, 'dist', 'multimodal.js');
+  const { rotary2d } = existsSync(multimodal) ? await import(pathToFileURL(multimodal).href) : {};
+  log('\n== T5 relative position bias and buckets (posenc/relative), vision 2D RoPE; medians of interleaved runs');
+  const { rows, targets } = await benchRelative({ pe, relative, rotary2d, log, quick });
+  result.relative = rows;
+  relativeTargets = targets;
+}
+
 // Issue 22: today's build against the frozen kernel (bench/frozen.mjs; the frozen copy is built on
 // first use by scripts/build-frozen.mjs), in a process of its own so that old and new start alike
 // (bench/frozen.mjs says why). Without git or the revision, the rest of the bench stands.
@@ -193,7 +209,7 @@ if (!only || only === 'frozen') {
 
 result.targets = checkTargets(result.encode, result.small);
 if (result.layer) result.targets.push(...layerTargets(result.layer));
-result.targets.push(...rotaryTargets, ...frozenTargets);
+result.targets.push(...rotaryTargets, ...relativeTargets, ...frozenTargets);
 log('\n== targets');
 for (const t of result.targets) {
   log(`${t.ok ? 'MET   ' : 'MISSED'} ${t.target} (${typeof t.value === 'number' ? t.value.toPrecision(3) : t.value})`);

@@ -63,9 +63,17 @@ function t5Setting(fn, numBuckets, maxDistance, bidirectional) {
   if (!(maxDistance > maxExact)) {
     throw fail(fn, `maxDistance must be greater than maxExact = ${maxExact} (the log buckets lie between them), got ${maxDistance}`);
   }
-  const [hi] = logDoubleDouble(maxDistance / maxExact);
-  return { n, maxExact, divisor: f32(hi), factor: f32(n - maxExact), bidirectional };
+  const key = maxDistance / maxExact;
+  let divisor = divisors.get(key);
+  if (divisor === undefined) {
+    if (divisors.size > 64) divisors.clear();
+    divisors.set(key, (divisor = f32(logDoubleDouble(key)[0])));
+  }
+  return { n, maxExact, maxDistance, divisor, factor: f32(n - maxExact), bidirectional };
 }
+
+// The float32 divisors of the settings seen (a decoding step should not redo the double-double log).
+const divisors = new Map();
 
 /** T5Attention._relative_position_bucket of one relative position r = key - query. */
 function t5Bucket(s, r) {
@@ -78,6 +86,9 @@ function t5Bucket(s, r) {
     d = r < 0 ? -r : 0;
   }
   if (d < s.maxExact) return base + d;
+  // From maxDistance on the float32 value is at least n - maxExact - 1 (the chain is monotone and
+  // within 2^-22 relative of n - maxExact there): the last bucket, without the log.
+  if (d >= s.maxDistance) return base + s.n - 1;
   const v = f32(f32(logf(f32(f32(d) / s.maxExact)) / s.divisor) * s.factor);
   return base + Math.min(s.maxExact + Math.trunc(v), s.n - 1);
 }
