@@ -86,8 +86,9 @@ function t5Bucket(s, r) {
     d = r < 0 ? -r : 0;
   }
   if (d < s.maxExact) return base + d;
-  // From maxDistance on the float32 value is at least n - maxExact - 1 (the chain is monotone and
-  // within 2^-22 relative of n - maxExact there): the last bucket, without the log.
+  // From maxDistance on, the float32 value before truncation is at least n - maxExact - 1 (the
+  // chain is monotone in d, and at d = maxDistance it is within 2^-22 relative of n - maxExact), so
+  // maxExact + trunc(v) >= n - 1 and the cap gives the last bucket, n - 1: no log needed.
   if (d >= s.maxDistance) return base + s.n - 1;
   const v = f32(f32(logf(f32(f32(d) / s.maxExact)) / s.divisor) * s.factor);
   return base + Math.min(s.maxExact + Math.trunc(v), s.n - 1);
@@ -220,7 +221,13 @@ function t5Distances(s, q, k, offset) {
 
 /** Writes rows i of a [q, k] block at `at`: row i = list[q - 1 - i ..]. */
 function spread(out, at, list, q, k) {
-  for (let i = 0; i < q; i++) out.set(list.subarray(q - 1 - i, q - 1 - i + k), at + i * k);
+  out.set(list.subarray(q - 1, q - 1 + k), at);
+  // Row i is row i - 1 moved one column right, with list[q - 1 - i] in front: a copy within out.
+  for (let i = 1; i < q; i++) {
+    const row = at + i * k;
+    if (k > 1) out.copyWithin(row + 1, row - k, row - 1);
+    out[row] = list[q - 1 - i];
+  }
 }
 
 function gridOf(list, q, k, Type) {

@@ -109,9 +109,11 @@ export function rotary2d(pe, options) {
       base = theta;
     }
   }
-  const merge = qwen ? setting('spatialMergeSize', 'spatial_merge_size') : 1;
+  // Qwen2VLVisionConfig / Qwen2_5_VLVisionConfig defaults where a key is absent: spatial_merge_size 2,
+  // window_size 112, patch_size 14.
+  const merge = qwen ? setting('spatialMergeSize', 'spatial_merge_size', 2) : 1;
   // Qwen2.5-VL's windows, in merged tokens per side.
-  const windowTokens = m === 1 ? Math.floor(setting('windowSize', 'window_size') / merge / setting('patchSize', 'patch_size')) : 0;
+  const windowTokens = m === 1 ? Math.floor(setting('windowSize', 'window_size', 112) / merge / setting('patchSize', 'patch_size', 14)) : 0;
   if (m === 1 && windowTokens < 1) throw fail(fn, `windowSize / spatialMergeSize / patchSize must be at least 1 (merged tokens per window side), got ${windowTokens}`);
   // Pixtral's buffer holds max_patches_per_side^2 positions: a larger side would alias.
   const maxSide = !qwen && v.image_size != null && v.patch_size != null ? Math.floor(v.image_size / v.patch_size) : MAX_SIDE;
