@@ -207,3 +207,25 @@ export function checkOptionsObject(fn, options, allowed, name = 'options') {
   }
   return copy;
 }
+
+/**
+ * A model's config.json given as an object or as its JSON text, as an object: text that is not
+ * JSON of an object is a RangeError, anything else but a plain object a TypeError saying
+ * `expected` (posenc/relative and rotary2d; pe.rotary's configText also serializes).
+ */
+export function parseConfig(fn, config, expected) {
+  let c = config;
+  if (typeof c === 'string') {
+    try {
+      c = JSON.parse(c);
+    } catch {
+      c = null;
+    }
+    if (c === null || typeof c !== 'object' || Array.isArray(c)) {
+      throw new RangeError(`posenc.${fn}: config must be JSON text of an object (a model's config.json)`);
+    }
+  } else if (c === null || typeof c !== 'object' || Array.isArray(c)) {
+    throw typeError(fn, 'config', expected, c);
+  }
+  return c;
+}

@@ -24,7 +24,7 @@
 // division, a Python float entering a float32 operation is rounded to float32), with a correctly
 // rounded float32 log (float32_log.js). tests/fixtures/relative/ holds PyTorch's own values.
 
-import { checkBoolean, checkEnum, checkFloat32Array, checkNumber, checkOptionsObject, checkTypedArray, describe, typeError } from './check.js';
+import { checkBoolean, checkEnum, checkFloat32Array, checkNumber, checkOptionsObject, checkTypedArray, describe, parseConfig, typeError } from './check.js';
 import { bfloat16Bits, float16Bits, float16View } from './float16.js';
 import { logDoubleDouble, logf } from './float32_log.js';
 import { isTensorLike, readOutputOptions, readTensor } from './tensor.js';
@@ -123,19 +123,7 @@ function debertaBucket(s, r) {
 // ---- configs ------------------------------------------------------------------------------
 
 function readConfig(fn, config) {
-  let c = config;
-  if (typeof c === 'string') {
-    try {
-      c = JSON.parse(c);
-    } catch {
-      c = null;
-    }
-    if (c === null || typeof c !== 'object' || Array.isArray(c)) {
-      throw fail(fn, "config must be JSON text of an object (a model's config.json)");
-    }
-  } else if (c === null || typeof c !== 'object' || Array.isArray(c)) {
-    throw typeError(fn, 'config', "a model's config.json object (or its JSON text)", c);
-  }
+  const c = parseConfig(fn, config, "a model's config.json object (or its JSON text)");
   const modelType = c.model_type;
   if (typeof modelType !== 'string' || !RELATIVE_MODEL_TYPES.includes(modelType)) {
     const hint = modelType === 'deberta' ? " (DeBERTa v1's relative positions are not log buckets: not read)" : '';

@@ -21,7 +21,7 @@
 //     freqs[0::2], columns freqs[1::2]; max_patches_per_side = image_size // patch_size),
 //     position_ids_in_meshgrid (patches row-major)
 
-import { checkEnum, checkFloat32Array, checkNumber, checkOptionsObject, describe, typeError } from './check.js';
+import { checkEnum, checkFloat32Array, checkNumber, checkOptionsObject, describe, parseConfig, typeError } from './check.js';
 import { readIntegers } from './tensor.js';
 
 const MODELS = ['qwen2_vl', 'qwen2_5_vl', 'pixtral'];
@@ -36,17 +36,7 @@ const fail = (fn, message) => new RangeError(`posenc.${fn}: ${message}`);
 
 /** A config (object or JSON text) and the object its vision keys are in. */
 function readConfig(fn, config) {
-  let c = config;
-  if (typeof c === 'string') {
-    try {
-      c = JSON.parse(c);
-    } catch {
-      c = null;
-    }
-    if (c === null || typeof c !== 'object' || Array.isArray(c)) throw fail(fn, "config must be JSON text of an object (a model's config.json)");
-  } else if (c === null || typeof c !== 'object' || Array.isArray(c)) {
-    throw typeError(fn, 'config', "a model's config.json object (or its vision_config, or JSON text)", c);
-  }
+  const c = parseConfig(fn, config, "a model's config.json object (or its vision_config, or JSON text)");
   const vision = c.vision_config;
   const inner = vision !== null && typeof vision === 'object' && !Array.isArray(vision);
   return { vision: inner ? vision : c, prefix: inner ? 'config.vision_config.' : 'config.', types: [inner ? vision.model_type : undefined, c.model_type] };
