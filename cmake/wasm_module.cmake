@@ -18,7 +18,8 @@
 # glue's hand-written UTF-8 decoding fallback is left out (212 B less gzipped). CMakeLists.txt compiles the code that does not run per element with -Oz (kept
 # through LTO as the functions' size attributes). embind_unused_types.js keeps the converters of
 # embind's built-in types the bindings never use (wide strings, val, memory views) out of the glue
-# (570 B less gzipped).
+# (570 B less gzipped). --wrap=siprintf sends embind's one printf call to bindings/type_name.cpp,
+# so that musl's printf is not linked (2.6 KB less gzipped).
 set(POSENC_WASM_LINK_OPTIONS
   -sMODULARIZE=1
   -sEXPORT_ES6=1
@@ -37,6 +38,7 @@ set(POSENC_WASM_LINK_OPTIONS
   -fno-rtti
   -flto
   --no-entry
+  -Wl,--wrap=siprintf
   "SHELL:--js-library ${CMAKE_CURRENT_LIST_DIR}/embind_unused_types.js"
 )
 
@@ -52,7 +54,7 @@ endif()
 
 # name: the target (and .mjs/.wasm name); core: the core library; the rest: the binding sources.
 function(posenc_add_wasm_module name core)
-  add_executable(${name} ${ARGN})
+  add_executable(${name} ${ARGN} ${PROJECT_SOURCE_DIR}/bindings/type_name.cpp)
   target_link_libraries(${name} PRIVATE ${core})
   # Without RTTI embind identifies types by address and cannot name an unbound one in its errors.
   target_compile_definitions(${name} PRIVATE EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0)
