@@ -297,10 +297,11 @@ export function attachRotaryApi(api, ctx) {
       for (let r0 = 0, n = 0; r0 < rows.count; r0 += n) {
         n = Math.min(chunkRows, rows.count - r0);
         if (rows.mrope) {
-          // The chunk's t, h and w rows, each n long (the core reads row k at k * n).
-          for (let k = 0; k < 3; k++) {
-            const from = k * rows.count + r0;
-            Module.HEAPF64.set(rows.mrope.subarray(from, from + n), positionsPtr / 8 + k * n);
+          // The chunk's t, h and w rows, each n long (the core reads row k at k * n), copied by a
+          // loop rather than through three subarray views per chunk.
+          const heap = Module.HEAPF64;
+          for (let k = 0, to = positionsPtr / 8; k < 3; k++) {
+            for (let i = k * rows.count + r0, end = i + n; i < end; i++) heap[to++] = rows.mrope[i];
           }
         } else if (positionsPtr) {
           Module.HEAPF64.set(rows.positions.subarray(r0, r0 + n), positionsPtr / 8);

@@ -41,9 +41,7 @@ void copy_doubles(double* dst, const double* src, std::int64_t n) {
 }
 
 // One row of apply (heads heads of hd floats) rotated by its values c, s (rd / 2 each): the
-// layout's pair table or de-interleaving around the rotation kernel. kSimd: the build's kernels
-// (apply's row loop), else the scalar ones, which give the same bits (multimodal rows).
-template <bool kSimd>
+// layout's pair table or de-interleaving around the rotation kernel (the build's kernels).
 inline void rotate_row(const float* c, const float* s, RotaryLayout layout, std::int64_t heads,
                        std::int64_t hd, std::int64_t rd, float* row, float* pairs) {
   const std::int64_t n = rd / 2;
@@ -56,10 +54,7 @@ inline void rotate_row(const float* c, const float* s, RotaryLayout layout, std:
       ss[2 * i] = -s[i];
       ss[2 * i + 1] = s[i];
     }
-    if constexpr (kSimd)
-      detail::rotary_kernel::rotate_interleaved(cd, ss, rd, heads, hd, row);
-    else
-      detail::scalar::rotate_interleaved(cd, ss, rd, heads, hd, row);
+    detail::rotary_kernel::rotate_interleaved(cd, ss, rd, heads, hd, row);
     return;
   }
   if (layout == RotaryLayout::deinterleave) {
@@ -75,19 +70,7 @@ inline void rotate_row(const float* c, const float* s, RotaryLayout layout, std:
       }
     }
   }
-  if constexpr (kSimd)
-    detail::rotary_kernel::rotate_half(c, s, n, heads, hd, row);
-  else
-    detail::scalar::rotate_half(c, s, n, heads, hd, row);
-}
-
-// Multimodal apply: row r of x rotated by row r of the merged values (half layout, rd floats
-// apart), with the scalar kernels, so that apply's row loop stays the one caller of the SIMD
-// rotate_row (inlined there: a second caller had it outlined, a call per row).
-void rotate_merged(const float* cos, const float* sin, std::int64_t count, RotaryLayout layout,
-                   std::int64_t heads, std::int64_t hd, std::int64_t rd, float* x, float* pairs) {
-  for (std::int64_t r = 0; r < count; ++r)
-    rotate_row<false>(cos + r * rd, sin + r * rd, layout, heads, hd, rd, x + r * heads * hd, pairs);
+  detail::rotary_kernel::rotate_half(c, s, n, heads, hd, row);
 }
 
 }  // namespace
@@ -223,48 +206,79 @@ bool RotaryEmbedding::cos_sin_rows(const AngleSet& set, const RotaryRows& rows, 
                       in_place ? cos : nullptr, rd);
 }
 
-POSENC_SMALL bool RotaryEmbedding::mrope_cos_sin(const AngleSet& set, const RotaryRows& rows,
-                                                 bool for_apply, float a32, bool half, float* cos,
-                                                 float* sin) const {
-  // Each position row's table through cos_sin_rows (so that a value depends only on its position,
-  // as elsewhere, and no second copy of the row loop is compiled), t into cos and sin, h and w
-  // into a scratch table whose columns of their frequencies are then copied over.
-  const std::int64_t rd = spec_.rotary_dim, n = rd / 2;
-  const std::size_t len = static_cast<std::size_t>(rows.count * rd);
-  Buffer<float> other;
-  if (!other.resize(2 * len)) return false;
-  // h and w only for the rows where they differ from t: text tokens have t = h = w, and a value
-  // depends only on its position, so their t row already holds the h and w columns.
-  std::vector<double> moved;
-  std::vector<std::int64_t> at;
-  const double* t = rows.mrope_positions;
+template <class RowFn>
+bool RotaryEmbedding::mrope_rows(const AngleSet& set, const RotaryRows& rows, bool for_apply,
+                                 float a32, bool half, std::int64_t columns,
+                                 RotaryAnchorCache* cache, RowFn row_fn) const {
+  // Each position row (t, h, w) as a table through cos_sin_rows (a value depends only on its
+  // position, as elsewhere, and no second copy of the row loop is compiled), then each output
+  // row gathered from the tables, run by run of columns that turn by the same position row. A
+  // row of integer positions spanning fewer values than it has entries (an image's h and w
+  // repeat a few values; text has t = h = w consecutive) gets a table of that range: one sincos
+  // per distinct position. Others, one table row per row. The tables share the caller's anchor
+  // cache: an image's rows and columns start in the same block, and a request in chunks (the JS
+  // layer's) then computes that anchor once, not twice per chunk.
+  const std::int64_t rd = spec_.rotary_dim, n = rd / 2, count = rows.count;
+  std::vector<std::int64_t> runs;  // (first column, k) where k changes, then (columns, -1)
+  for (std::int64_t j = 0; j < columns; ++j) {
+    const int k = mrope_row(spec_, half ? j % n : j / 2);
+    if (runs.empty() || runs.back() != k) {
+      runs.push_back(j);
+      runs.push_back(k);
+    }
+  }
+  runs.push_back(columns);
+  runs.push_back(-1);
+  Buffer<float> tables[3];
+  Buffer<float> row;            // the gathered row: cos, then sin
+  double first[3] = {0, 0, 0};  // the position of table row 0, or -1: table row r is row r
+  std::int64_t sin_at[3] = {0, 0, 0};
+  if (!row.resize(static_cast<std::size_t>(2 * columns))) return false;
   for (int k = 0; k < 3; ++k) {
+    bool used = false;
+    for (std::size_t q = 1; q < runs.size(); q += 2)
+      used = used || runs[q] == k;
+    if (!used) continue;
+    const double* p = rows.mrope_positions + k * count;
+    double lo = p[0], hi = p[0];
+    bool integers = true;
+    for (std::int64_t r = 0; r < count; ++r) {
+      lo = std::min(lo, p[r]);
+      hi = std::max(hi, p[r]);
+      integers = integers && p[r] == std::floor(p[r]);
+    }
     RotaryRows one = rows;
     one.mrope_positions = nullptr;
-    one.positions = t + k * rows.count;
-    if (k > 0) {
-      moved.clear();
-      at.clear();
-      for (std::int64_t r = 0; r < rows.count; ++r) {
-        if (one.positions[r] == t[r]) continue;
-        moved.push_back(one.positions[r]);
-        at.push_back(r);
-      }
-      if (at.empty()) continue;
-      one.positions = moved.data();
-      one.count = static_cast<std::int64_t>(at.size());
+    first[k] = -1;
+    if (integers && hi - lo < static_cast<double>(count)) {
+      one.positions = nullptr;
+      one.first_position = first[k] = lo;
+      one.count = static_cast<std::int64_t>(hi - lo) + 1;
+    } else {
+      one.positions = p;
     }
-    float* co = k == 0 ? cos : other.data();
-    float* so = k == 0 ? sin : other.data() + len;
-    if (!cos_sin_rows(set, one, for_apply, a32, half, co, so, nullptr)) return false;
-    if (k == 0) continue;
-    for (std::int64_t j = 0; j < rd; ++j) {
-      if (mrope_row(spec_, half ? j % n : j / 2) != k) continue;
-      for (std::size_t q = 0; q < at.size(); ++q) {
-        cos[at[q] * rd + j] = co[static_cast<std::int64_t>(q) * rd + j];
-        sin[at[q] * rd + j] = so[static_cast<std::int64_t>(q) * rd + j];
+    sin_at[k] = one.count * rd;
+    if (!tables[k].resize(static_cast<std::size_t>(2 * sin_at[k])) ||
+        !cos_sin_rows(set, one, for_apply, a32, half, tables[k].data(),
+                      tables[k].data() + sin_at[k], cache))
+      return false;
+  }
+  float* c = row.data();
+  float* s = c + columns;
+  for (std::int64_t r = 0; r < count; ++r) {
+    for (std::size_t q = 0; q + 2 < runs.size(); q += 2) {
+      const std::int64_t j = runs[q], len = runs[q + 2] - j;
+      const auto k = static_cast<std::size_t>(runs[q + 1]);
+      const double p = rows.mrope_positions[static_cast<std::int64_t>(k) * count + r];
+      const std::int64_t at = (first[k] < 0 ? r : static_cast<std::int64_t>(p - first[k])) * rd + j;
+      const float* tc = tables[k].data() + at;
+      const float* ts = tc + sin_at[k];
+      for (std::int64_t i = 0; i < len; ++i) {
+        c[j + i] = tc[i];
+        s[j + i] = ts[i];
       }
     }
+    row_fn(r, c, s);
   }
   return true;
 }
@@ -327,9 +341,15 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
     // step and expressions).
     return cos_sin_blocks(*set, rows, cos, sin, a32, half) ? EncodingError{} : out_of_memory();
   }
-  const bool done = rows.mrope_positions != nullptr
-                        ? mrope_cos_sin(*set, rows, false, a32, half, cos, sin)
-                        : cos_sin_rows(*set, rows, false, a32, half, cos, sin, cache);
+  const std::int64_t rd = spec_.rotary_dim;
+  const bool done =
+      rows.mrope_positions != nullptr
+          ? mrope_rows(*set, rows, false, a32, half, rd, cache,
+                       [&](std::int64_t r, const float* c, const float* s) {
+                         detail::copy_floats(cos + r * rd, c, static_cast<std::size_t>(rd));
+                         detail::copy_floats(sin + r * rd, s, static_cast<std::size_t>(rd));
+                       })
+          : cos_sin_rows(*set, rows, false, a32, half, cos, sin, cache);
   return done ? EncodingError{} : out_of_memory();
 }
 
@@ -349,20 +369,14 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, st
     return out_of_memory();
   const std::int64_t row_floats = heads * hd;
   const auto rotate = [&](std::int64_t r, const float* c, const float* s) {
-    rotate_row<true>(c, s, spec_.layout, heads, hd, rd, x + r * row_floats, pairs.data());
+    rotate_row(c, s, spec_.layout, heads, hd, rd, x + r * row_floats, pairs.data());
   };
   if (rows.mrope_positions == nullptr)
     return for_each_row(*set, rows, true, cache, rotate) ? EncodingError{} : out_of_memory();
-  // Multimodal: apply's values (A in float64 before rounding) of the three position rows merged
-  // by mrope_cos_sin, in the half layout, rd floats per row.
-  Buffer<float> merged;
-  const std::size_t len = static_cast<std::size_t>(rows.count * rd);
-  if (!merged.resize(2 * len) ||
-      !mrope_cos_sin(*set, rows, true, 1.0f, true, merged.data(), merged.data() + len))
-    return out_of_memory();
-  rotate_merged(merged.data(), merged.data() + len, rows.count, spec_.layout, heads, hd, rd, x,
-                pairs.data());
-  return {};
+  // Multimodal: apply's values (A in float64 before rounding) of the three position rows, row by
+  // row in the half layout's rd / 2 pair values (mrope_rows).
+  return mrope_rows(*set, rows, true, 1.0f, true, rd / 2, cache, rotate) ? EncodingError{}
+                                                                         : out_of_memory();
 }
 
 }  // namespace posenc
