@@ -110,6 +110,11 @@ export function rotary2d(pe, options) {
 
   const rot = pe.rotary({ headDim, base, vision2d: qwen ? 'qwen' : 'pixtral' });
 
+  // The last call's grid and its rows: a vision tower calls apply for q and k of every layer with
+  // the same grid. Nothing writes into the rows (rot.apply and cosSin copy them into wasm memory).
+  let last = { key: '', rows: null };
+  const remember = (key, rows) => (last = { key, rows }).rows;
+
   /** The patches' [t, h, w] rows (t all 0) of a call, as one Float64Array of 3 * patches. */
   function positions(name, g) {
     if (qwen) {
@@ -130,6 +135,8 @@ export function rotary2d(pe, options) {
         count += values[i] * values[i + 1] * values[i + 2];
       }
       if (count > 2 ** 26) throw fail(name, `gridThw gives ${count} patches, more than 2^26`);
+      const key = `${order} ${values}`;
+      if (key === last.key) return last.rows;
       const out = new Float64Array(3 * count);
       let p = 0;
       const put = (row, col) => {
@@ -158,13 +165,14 @@ export function rotary2d(pe, options) {
           }
         }
       }
-      return out;
+      return remember(key, out);
     }
     if (g.gridThw !== undefined || g.order !== undefined) throw new TypeError(`posenc.${name}: pixtral takes height and width (patches), not ${g.gridThw !== undefined ? 'gridThw' : 'order'}`);
     const h = checkNumber(name, 'height', g.height, { integer: true, min: 1, max: maxSide });
     const w = checkNumber(name, 'width', g.width, { integer: true, min: 1, max: maxSide });
     if (h * w > 2 ** 26) throw fail(name, `height * width must be at most 2^26 patches, got ${h * w}`);
     const count = h * w;
+    if (last.key === `${h} ${w}`) return last.rows;
     const out = new Float64Array(3 * count);
     for (let i = 0; i < h; i++) {
       for (let j = 0; j < w; j++) {
@@ -172,7 +180,7 @@ export function rotary2d(pe, options) {
         out[2 * count + i * w + j] = j;
       }
     }
-    return out;
+    return remember(`${h} ${w}`, out);
   }
 
   const r2d = {
