@@ -37,13 +37,16 @@ class Buffer {
 
   // Makes the buffer hold n zeroed elements (16-byte aligned, 4 elements of slack at the end).
   // Returns false (and leaves the buffer unchanged) when n is too large or memory runs out.
-  bool resize(std::size_t n) {
+  bool resize(std::size_t n) { return resize_for_overwrite(n, true); }
+  // resize() without the zeroing, for a scratch its caller writes before reading (the zeroing of a
+  // large block is a call out of wasm in Emscripten).
+  bool resize_for_overwrite(std::size_t n, bool zero = false) {
     if (n > kMaxSize) return false;
     void* p = nullptr;
     const std::size_t bytes = ((n + 4) * sizeof(T) + 15) / 16 * 16;
     p = std::aligned_alloc(16, bytes);
     if (p == nullptr) return false;
-    std::memset(p, 0, bytes);
+    if (zero) std::memset(p, 0, bytes);
     std::free(data_);
     data_ = static_cast<T*>(p);
     size_ = n;

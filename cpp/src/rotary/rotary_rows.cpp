@@ -229,12 +229,13 @@ bool RotaryEmbedding::mrope_rows(const AngleSet& set, const RotaryRows& rows, bo
   }
   runs.push_back(columns);
   runs.push_back(-1);
-  Buffer<float> tables[3];
-  Buffer<float> row;            // the gathered row: cos, then sin
+  // One scratch: the gathered row (cos, then sin), then the tables, k after k (cos, then sin).
+  RotaryRows one[3];
   double first[3] = {0, 0, 0};  // the position of table row 0, or -1: table row r is row r
-  std::int64_t sin_at[3] = {0, 0, 0};
-  if (!row.resize(static_cast<std::size_t>(2 * columns))) return false;
+  std::int64_t at[3] = {0, 0, 0}, total = 2 * columns;
   for (int k = 0; k < 3; ++k) {
+    one[k] = rows;
+    one[k].count = 0;
     bool used = false;
     for (std::size_t q = 1; q < runs.size(); q += 2)
       used = used || runs[q] == k;
@@ -247,32 +248,37 @@ bool RotaryEmbedding::mrope_rows(const AngleSet& set, const RotaryRows& rows, bo
       hi = std::max(hi, p[r]);
       integers = integers && p[r] == std::floor(p[r]);
     }
-    RotaryRows one = rows;
-    one.mrope_positions = nullptr;
+    one[k].mrope_positions = nullptr;
     first[k] = -1;
     if (integers && hi - lo < static_cast<double>(count)) {
-      one.positions = nullptr;
-      one.first_position = first[k] = lo;
-      one.count = static_cast<std::int64_t>(hi - lo) + 1;
+      one[k].positions = nullptr;
+      one[k].first_position = first[k] = lo;
+      one[k].count = static_cast<std::int64_t>(hi - lo) + 1;
     } else {
-      one.positions = p;
+      one[k].positions = p;
+      one[k].count = count;
     }
-    sin_at[k] = one.count * rd;
-    if (!tables[k].resize(static_cast<std::size_t>(2 * sin_at[k])) ||
-        !cos_sin_rows(set, one, for_apply, a32, half, tables[k].data(),
-                      tables[k].data() + sin_at[k], cache))
+    at[k] = (total + 3) / 4 * 4;  // each table 16-byte aligned
+    total = at[k] + 2 * one[k].count * rd;
+  }
+  Buffer<float> scratch;
+  if (!scratch.resize_for_overwrite(static_cast<std::size_t>(total))) return false;
+  for (int k = 0; k < 3; ++k) {
+    float* table = scratch.data() + at[k];
+    if (one[k].count > 0 &&
+        !cos_sin_rows(set, one[k], for_apply, a32, half, table, table + one[k].count * rd, cache))
       return false;
   }
-  float* c = row.data();
+  float* c = scratch.data();
   float* s = c + columns;
   for (std::int64_t r = 0; r < count; ++r) {
     for (std::size_t q = 0; q + 2 < runs.size(); q += 2) {
       const std::int64_t j = runs[q], len = runs[q + 2] - j;
       const auto k = static_cast<std::size_t>(runs[q + 1]);
       const double p = rows.mrope_positions[static_cast<std::int64_t>(k) * count + r];
-      const std::int64_t at = (first[k] < 0 ? r : static_cast<std::int64_t>(p - first[k])) * rd + j;
-      const float* tc = tables[k].data() + at;
-      const float* ts = tc + sin_at[k];
+      const std::int64_t row = first[k] < 0 ? r : static_cast<std::int64_t>(p - first[k]);
+      const float* tc = scratch.data() + at[k] + row * rd + j;
+      const float* ts = tc + one[k].count * rd;
       for (std::int64_t i = 0; i < len; ++i) {
         c[j + i] = tc[i];
         s[j + i] = ts[i];
