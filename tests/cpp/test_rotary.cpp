@@ -425,8 +425,10 @@ TEST_CASE("rotary angles beyond 2^31 are reduced modulo 2 pi in double-double", 
   }
 }
 
-TEST_CASE("vision 2D RoPE: HF's float32 frequencies restart per axis (Qwen-VL) or split even / odd (Pixtral)",
-          "[rotary]") {
+TEST_CASE(
+    "vision 2D RoPE: HF's float32 frequencies restart per axis (Qwen-VL) or split even / odd "
+    "(Pixtral)",
+    "[rotary]") {
   for (const VisionRope rule : {VisionRope::qwen, VisionRope::pixtral}) {
     RotarySpec spec;
     spec.head_dim = 80;
@@ -456,5 +458,114 @@ TEST_CASE("vision 2D RoPE: HF's float32 frequencies restart per axis (Qwen-VL) o
     spec.head_dim = 78;
     spec.mrope_section = {0, 19, 20};
     CHECK(validate(spec).argument == "headDim");
+  }
+}
+
+TEST_CASE("multimodal rows: each column is the one-row table's value at its row's position",
+          "[rotary]") {
+  // The multimodal path builds a table per position row (over the range of integer positions it
+  // spans, or one row per row) and gathers columns from it: every value must be the bits of the
+  // plain table at that position, on both paths, in both layouts, with interleaved sections.
+  struct Case {
+    const char* name;
+    std::array<std::int64_t, 3> section;
+    bool interleaved;
+    RotaryLayout layout;
+  };
+  const Case cases[] = {{"qwen2-vl", {16, 24, 24}, false, RotaryLayout::half},
+                        {"qwen3-vl", {24, 20, 20}, true, RotaryLayout::half},
+                        {"interleaved pairs", {8, 12, 12}, false, RotaryLayout::interleaved},
+                        {"vision", {0, 20, 20}, false, RotaryLayout::half}};
+  for (const Case& c : cases) {
+    RotarySpec spec;
+    spec.head_dim = 2 * (c.section[0] + c.section[1] + c.section[2]);
+    spec.base = 1e6;
+    spec.layout = c.layout;
+    spec.arithmetic = FrequencyArithmetic::hf_float32;
+    spec.mrope_section = c.section;
+    spec.mrope_interleaved = c.interleaved;
+    RotaryEmbedding mm;
+    REQUIRE(mm.init(spec).ok());
+    RotarySpec flat = spec;
+    flat.mrope_section = {0, 0, 0};
+    flat.mrope_interleaved = false;
+    RotaryEmbedding one;
+    REQUIRE(one.init(flat).ok());
+    const std::int64_t rd = spec.head_dim, count = 150;
+    // Patterns: an image grid (ranges), text then image then text (t jumps), sparse t (a video's
+    // seconds: no range), fractional positions, a lone large position.
+    for (int pattern = 0; pattern < 5; ++pattern) {
+      INFO(c.name << " pattern " << pattern);
+      std::vector<double> p(static_cast<std::size_t>(3 * count));
+      for (std::int64_t r = 0; r < count; ++r) {
+        double t = 0, h = 0, w = 0;
+        if (pattern == 0) {
+          h = static_cast<double>(r / 10), w = static_cast<double>(r % 10);
+        } else if (pattern == 1) {
+          const bool image = r >= 40 && r < 100;
+          t = image ? 40 : (r < 40 ? r : r - 50);
+          h = image ? 40 + (r - 40) / 6 : t;
+          w = image ? 40 + (r - 40) % 6 : t;
+        } else if (pattern == 2) {
+          t = static_cast<double>(1000 * (r / 30)), h = static_cast<double>(r % 30 / 5),
+          w = static_cast<double>(r % 5);
+        } else if (pattern == 3) {
+          t = 0.5 * static_cast<double>(r), h = 0.25 * static_cast<double>(r), w = 3.75;
+        } else {
+          t = h = w = static_cast<double>(r);
+          if (r == 77) t = 2147483000.0;
+        }
+        p[r] = t, p[count + r] = h, p[2 * count + r] = w;
+      }
+      RotaryRows rows;
+      rows.count = count;
+      rows.mrope_positions = p.data();
+      const std::size_t n = static_cast<std::size_t>(count * rd);
+      std::vector<float> cos(n), sin(n);
+      REQUIRE(mm.cos_sin(rows, cos.data(), sin.data(), n, n).ok());
+      // The plain table at each of the three rows' positions.
+      std::vector<float> pc[3], ps[3];
+      for (int k = 0; k < 3; ++k) {
+        RotaryRows plain;
+        plain.count = count;
+        plain.positions = p.data() + k * count;
+        plain.sequence_length = rows.sequence_length;
+        pc[k].resize(n);
+        ps[k].resize(n);
+        REQUIRE(one.cos_sin(plain, pc[k].data(), ps[k].data(), n, n).ok());
+      }
+      std::int64_t wrong = 0;
+      for (std::int64_t r = 0; r < count; ++r) {
+        for (std::int64_t j = 0; j < rd; ++j) {
+          const std::int64_t pair = c.layout == RotaryLayout::interleaved ? j / 2 : j % (rd / 2);
+          const int k = mrope_row(spec, pair);
+          const std::size_t i = static_cast<std::size_t>(r * rd + j);
+          wrong += cos[i] != pc[k][i] || sin[i] != ps[k][i];
+        }
+      }
+      CHECK(wrong == 0);
+      // apply rotates by those values: x = (1, 0) pairs give back cos and sin (the half layout's
+      // first and second halves; interleaved, even and odd channels).
+      const std::int64_t heads = 3;
+      std::vector<float> x(static_cast<std::size_t>(count * heads * rd), 0.0f);
+      for (std::int64_t r = 0; r < count * heads; ++r)
+        for (std::int64_t i = 0; i < rd / 2; ++i)
+          x[r * rd + (c.layout == RotaryLayout::interleaved ? 2 * i : i)] = 1.0f;
+      REQUIRE(mm.apply(rows, heads, x.data(), x.size()).ok());
+      std::int64_t off = 0;
+      for (std::int64_t r = 0; r < count; ++r) {
+        for (std::int64_t hh = 0; hh < heads; ++hh) {
+          for (std::int64_t i = 0; i < rd / 2; ++i) {
+            const bool il = c.layout == RotaryLayout::interleaved;
+            const std::size_t at = static_cast<std::size_t>((r * heads + hh) * rd);
+            const std::size_t col = static_cast<std::size_t>(r * rd + (il ? 2 * i : i));
+            const float xc = x[at + static_cast<std::size_t>(il ? 2 * i : i)];
+            const float xs = x[at + static_cast<std::size_t>(il ? 2 * i + 1 : i + rd / 2)];
+            off += std::fabs(xc - cos[col]) > 1e-7f || std::fabs(xs - sin[col]) > 1e-7f;
+          }
+        }
+      }
+      CHECK(off == 0);
+    }
   }
 }
