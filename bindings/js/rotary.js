@@ -115,6 +115,18 @@ export function checkThreeRows(fn, list, length) {
     rows = [0, 1, 2].map((k) => list.subarray(k * length, (k + 1) * length));
   }
   if (rows === null) return null;
+  if (list instanceof Float64Array) {
+    // The common case (rotary2d's rows, a transformers.js-style tensor's data): one pass, and the
+    // core reads a copy of it per chunk, so no copy here.
+    let largest = 0;
+    let i = 0;
+    for (; i < list.length; i++) {
+      const v = list[i];
+      if (!(v >= 0 && v <= MAX_POSITION)) break;
+      if (v > largest) largest = v;
+    }
+    if (i === list.length) return { positions: list, largest };
+  }
   const flat = new Float64Array(3 * length);
   let largest = 0;
   ['t', 'h', 'w'].forEach((name, k) => {
