@@ -40,10 +40,27 @@ void copy_doubles(double* dst, const double* src, std::int64_t n) {
     dst[i] = src[i];
 }
 
-// One row of apply (heads heads of hd floats) rotated by its values c, s (rd / 2 each): the
-// layout's pair table or de-interleaving around the rotation kernel (the build's kernels).
-inline void rotate_row(const float* c, const float* s, RotaryLayout layout, std::int64_t heads,
-                       std::int64_t hd, std::int64_t rd, float* row, float* pairs) {
+}  // namespace
+
+// apply's x: rows of heads heads of hd floats, the first rd of each head rotating.
+struct rotary_detail::ApplyTarget {
+  float* x;
+  std::int64_t heads, hd, rd;
+  RotaryLayout layout;
+  float* pairs;  // interleaved: each cosine twice, (-sin, sin); deinterleave: one head
+};
+
+namespace {
+
+// Row r of apply's x rotated by its values c, s (rd / 2 each): the layout's pair table or
+// de-interleaving around the rotation kernel (the build's kernels). One copy for both callers
+// (the plain and the multimodal rows): a call per row of heads * hd floats.
+POSENC_HOT_ENTRY void rotate_row(const ApplyTarget& t, std::int64_t r, const float* c,
+                                 const float* s) {
+  const std::int64_t heads = t.heads, hd = t.hd, rd = t.rd;
+  const RotaryLayout layout = t.layout;
+  float* row = t.x + r * heads * hd;
+  float* pairs = t.pairs;
   const std::int64_t n = rd / 2;
   if (layout == RotaryLayout::interleaved) {
     // Each cosine twice, (-sin, sin).
@@ -206,10 +223,11 @@ bool RotaryEmbedding::cos_sin_rows(const AngleSet& set, const RotaryRows& rows, 
                       in_place ? cos : nullptr, rd);
 }
 
-template <class RowFn>
-bool RotaryEmbedding::mrope_rows(const AngleSet& set, const RotaryRows& rows, bool for_apply,
-                                 float a32, bool half, std::int64_t columns,
-                                 RotaryAnchorCache* cache, RowFn row_fn) const {
+POSENC_SMALL bool RotaryEmbedding::mrope_rows(const AngleSet& set, const RotaryRows& rows,
+                                              bool for_apply, float a32, bool half,
+                                              std::int64_t columns, RotaryAnchorCache* cache,
+                                              float* cos, float* sin,
+                                              const ApplyTarget* target) const {
   // Each position row (t, h, w) as a table through cos_sin_rows (a value depends only on its
   // position, as elsewhere, and no second copy of the row loop is compiled), then each output
   // row gathered from the tables, run by run of columns that turn by the same position row. A
@@ -284,7 +302,12 @@ bool RotaryEmbedding::mrope_rows(const AngleSet& set, const RotaryRows& rows, bo
         s[j + i] = ts[i];
       }
     }
-    row_fn(r, c, s);
+    if (target != nullptr) {
+      rotate_row(*target, r, c, s);
+    } else {
+      detail::copy_floats(cos + r * rd, c, static_cast<std::size_t>(rd));
+      detail::copy_floats(sin + r * rd, s, static_cast<std::size_t>(rd));
+    }
   }
   return true;
 }
@@ -347,14 +370,9 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
     // step and expressions).
     return cos_sin_blocks(*set, rows, cos, sin, a32, half) ? EncodingError{} : out_of_memory();
   }
-  const std::int64_t rd = spec_.rotary_dim;
   const bool done =
       rows.mrope_positions != nullptr
-          ? mrope_rows(*set, rows, false, a32, half, rd, cache,
-                       [&](std::int64_t r, const float* c, const float* s) {
-                         detail::copy_floats(cos + r * rd, c, static_cast<std::size_t>(rd));
-                         detail::copy_floats(sin + r * rd, s, static_cast<std::size_t>(rd));
-                       })
+          ? mrope_rows(*set, rows, false, a32, half, spec_.rotary_dim, cache, cos, sin, nullptr)
           : cos_sin_rows(*set, rows, false, a32, half, cos, sin, cache);
   return done ? EncodingError{} : out_of_memory();
 }
@@ -373,16 +391,17 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, st
   Buffer<float> pairs;  // interleaved: each cosine twice, (-sin, sin); deinterleave: one head
   if (spec_.layout != RotaryLayout::half && !pairs.resize(static_cast<std::size_t>(2 * rd)))
     return out_of_memory();
-  const std::int64_t row_floats = heads * hd;
+  const ApplyTarget target{x, heads, hd, rd, spec_.layout, pairs.data()};
   const auto rotate = [&](std::int64_t r, const float* c, const float* s) {
-    rotate_row(c, s, spec_.layout, heads, hd, rd, x + r * row_floats, pairs.data());
+    rotate_row(target, r, c, s);
   };
   if (rows.mrope_positions == nullptr)
     return for_each_row(*set, rows, true, cache, rotate) ? EncodingError{} : out_of_memory();
   // Multimodal: apply's values (A in float64 before rounding) of the three position rows, row by
-  // row in the half layout's rd / 2 pair values (mrope_rows).
-  return mrope_rows(*set, rows, true, 1.0f, true, rd / 2, cache, rotate) ? EncodingError{}
-                                                                         : out_of_memory();
+  // row in the half layout's rd / 2 pair values.
+  return mrope_rows(*set, rows, true, 1.0f, true, rd / 2, cache, nullptr, nullptr, &target)
+             ? EncodingError{}
+             : out_of_memory();
 }
 
 }  // namespace posenc

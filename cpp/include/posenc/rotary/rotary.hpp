@@ -78,6 +78,10 @@ class RotaryAnchorCache {
   Buffer<double> data_;  // frequencies | sin(anchor w) | cos(anchor w)
 };
 
+namespace rotary_detail {
+struct ApplyTarget;  // where apply's rows go: x and its shape (rotary_rows.cpp)
+}  // namespace rotary_detail
+
 class RotaryEmbedding {
  public:
   RotaryEmbedding();
@@ -130,12 +134,13 @@ class RotaryEmbedding {
   // for_each_row: times a32 in float32 when it is not 1, in the half layout or interleaved.
   bool cos_sin_rows(const AngleSet& set, const RotaryRows& rows, bool for_apply, float a32,
                     bool half, float* cos, float* sin, RotaryAnchorCache* cache) const;
-  // cos_sin_rows of a multimodal spec's three position rows: calls row_fn(r, cos, sin) with row
-  // r's first `columns` values (rd in the layout, or rd / 2: the half layout's pair values), each
-  // column from the position row mrope_row names.
-  template <class RowFn>
+  // cos_sin_rows of a multimodal spec's three position rows: row r's first `columns` values (rd
+  // in the layout, or rd / 2: the half layout's pair values), each column from the position row
+  // mrope_row names, written to row r of cos and sin (rd apart), or, with `target`, rotating row
+  // r of x.
   bool mrope_rows(const AngleSet& set, const RotaryRows& rows, bool for_apply, float a32, bool half,
-                  std::int64_t columns, RotaryAnchorCache* cache, RowFn row_fn) const;
+                  std::int64_t columns, RotaryAnchorCache* cache, float* cos, float* sin,
+                  const rotary_detail::ApplyTarget* target) const;
   // Calls row_fn(r, cos, sin) with each row's float32 values (times A when for_apply); when
   // direct_s / direct_c are given, the values are written there (row r at r * direct_stride, np
   // floats: the caller's rows must be that wide).
