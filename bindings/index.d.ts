@@ -1,6 +1,6 @@
 // Type declarations of the posenc package (written by hand; checked with tsc --strict in tests).
 
-import type { LayerApi } from './layer.js';
+import type { LayerApi, SequenceValues } from './layer.js';
 import type { RotaryApi } from './rotary.js';
 
 export * from './layer.js';
@@ -61,12 +61,12 @@ export interface RowOptions {
    */
   offset?: number;
   /** Explicit absolute position of each row (one per row; finite numbers from 0 to 2^31 - 1). */
-  positions?: ArrayLike<number>;
+  positions?: SequenceValues;
   /**
    * One entry per row, 1 (or true) for padding: padding rows are all zero and the other rows are
    * numbered consecutively from the first position + offset, skipping padding (fairseq's make_positions).
    */
-  paddingMask?: ArrayLike<number | boolean>;
+  paddingMask?: ArrayLike<number | boolean> | SequenceValues;
   /** fairseq only: the padding index; positions start at paddingIdx + 1 and row paddingIdx is zero. Default 1. */
   paddingIdx?: number;
 }

@@ -129,19 +129,67 @@ export function checkEnum(fn, name, value, allowed) {
   return index;
 }
 
-const isNumberList = (value) =>
-  Array.isArray(value) ||
-  (ArrayBuffer.isView(value) &&
-    !(value instanceof DataView) &&
-    !(value instanceof BigInt64Array) &&
-    !(value instanceof BigUint64Array));
+// Tensors: objects { data, dims } as ort.Tensor and transformers.js' Tensor are (duck-typed).
+export const isTypedArray = (value) => ArrayBuffer.isView(value) && !(value instanceof DataView);
+
+export function checkAttached(fn, name, view) {
+  if (isDetached(view)) throw new TypeError(`posenc.${fn}: ${name} is backed by a detached ArrayBuffer`);
+}
+
+/** Whether `value` is a tensor-like object: not an Array or typed array, with `data` and `dims`. */
+export function isTensorLike(value) {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !ArrayBuffer.isView(value) &&
+    'dims' in value && 'data' in value;
+}
 
 /**
- * An Array or a non-BigInt typed array (not detached) of `length` entries (one per `per`):
- * positions, padding masks. `expected` is how the TypeError names what is allowed.
+ * A tensor-like's { data, dims }, checked: on the CPU (a `location` other than 'cpu' is a
+ * TypeError, thrown before `data` is read: reading a GPU tensor's data downloads it or throws),
+ * dims an Array of non-negative integers, data a typed array or an Array of dims' product entries.
+ * Each property is read once.
+ */
+export function readTensor(fn, name, value) {
+  const location = value.location;
+  if (location !== undefined && location !== 'cpu') {
+    throw new TypeError(
+      `posenc.${fn}: ${name} must be a tensor on the CPU, got one at location ${describe(location)} ` +
+        '(download it first, e.g. await tensor.getData())',
+    );
+  }
+  const dims = value.dims;
+  if (!Array.isArray(dims)) throw typeError(fn, `${name}.dims`, 'an Array of non-negative integers', dims);
+  const shape = Array.from(dims);
+  let size = 1;
+  for (let i = 0; i < shape.length; i++) {
+    const d = shape[i];
+    if (!Number.isSafeInteger(d) || d < 0) throw rangeError(fn, `${name}.dims[${i}]`, 'a non-negative integer', d);
+    size *= d;
+  }
+  const data = value.data;
+  if (!Array.isArray(data) && !isTypedArray(data)) throw typeError(fn, `${name}.data`, 'a typed array or an Array', data);
+  if (isTypedArray(data)) checkAttached(fn, `${name}.data`, data);
+  if (data.length !== size) {
+    const what = `${size} entries (the product of dims [${shape}])`;
+    throw new RangeError(`posenc.${fn}: ${name}.data must have ${what}, got ${data.length}`);
+  }
+  return { data, dims: shape };
+}
+
+/**
+ * An Array, a typed array (BigInt64Array and BigUint64Array too: ONNX and transformers.js hold ids
+ * and masks as int64) or a tensor { data, dims } of one sequence (dims [n] or [1, n]), not detached,
+ * of `length` entries (one per `per`): positions, padding masks. Returns the list (a tensor's
+ * data). `expected` is how the TypeError names what is allowed.
  */
 export function checkNumberList(fn, name, value, length, { per = 'row', expected = 'an Array or typed array of numbers' } = {}) {
-  if (!isNumberList(value)) throw typeError(fn, name, expected, value);
+  if (isTensorLike(value)) {
+    const { data, dims } = readTensor(fn, name, value);
+    if (dims.filter((d) => d !== 1).length > 1) {
+      throw new RangeError(`posenc.${fn}: ${name} must have dims [n] or [1, n] (one sequence), got [${dims}]`);
+    }
+    value = data;
+  }
+  if (!Array.isArray(value) && !isTypedArray(value)) throw typeError(fn, name, expected, value);
   if (ArrayBuffer.isView(value) && isDetached(value)) throw detachedError(fn, name);
   if (length !== undefined && value.length !== length) {
     throw new RangeError(`posenc.${fn}: ${name} must have ${length} entries (one per ${per}), got ${value.length}`);
@@ -159,9 +207,11 @@ export function float64Entries(fn, name, list, length, range) {
   const out = new Float64Array(length);
   for (let i = 0; i < length; i++) {
     const v = list[i];
-    if (typeof v !== 'number') throw typeError(fn, `${name}[${i}]`, 'a number', v);
-    if (range && !(v >= range.min && v <= range.max)) throw rangeError(fn, `${name}[${i}]`, range.expected, v);
-    out[i] = v;
+    // A BigInt is its Number (exact within the ranges checked here: every bound is below 2^53).
+    const x = typeof v === 'bigint' ? Number(v) : v;
+    if (typeof x !== 'number') throw typeError(fn, `${name}[${i}]`, 'a number', v);
+    if (range && !(x >= range.min && x <= range.max)) throw rangeError(fn, `${name}[${i}]`, range.expected, v);
+    out[i] = x;
   }
   return out;
 }
@@ -174,7 +224,7 @@ export function checkFlags(fn, name, list, meaning) {
   const bytes = new Uint8Array(list.length);
   for (let i = 0; i < list.length; i++) {
     const m = list[i];
-    if (m !== 0 && m !== 1 && m !== true && m !== false) {
+    if (m !== 0 && m !== 1 && m !== true && m !== false && m !== 0n && m !== 1n) {
       throw rangeError(fn, `${name}[${i}]`, `0, 1, false or true (${meaning})`, m);
     }
     bytes[i] = m ? 1 : 0;

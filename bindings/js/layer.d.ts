@@ -1,6 +1,11 @@
 // Types of the transformer encoder layer and the model (bindings/js/layer.js, model.js); index.d.ts
 // re-exports them and adds encoderLayer / loadModel to the API interface.
 
+import type { IntegerArrayLike, TensorLike } from './rope_index.js';
+
+/** Numbers of one sequence: an Array, any typed array (int64 ones too) or a tensor of dims [n] or [1, n]. */
+export type SequenceValues = ArrayLike<number> | ArrayLike<bigint> | BigInt64Array | BigUint64Array | TensorLike<ArrayLike<number> | ArrayLike<bigint>>;
+
 /** The twelve state_dict names of PyTorch's nn.TransformerEncoderLayer. */
 export type EncoderLayerWeightName =
   | 'self_attn.in_proj_weight' // [3 dModel, dModel]
@@ -66,7 +71,7 @@ export interface ForwardOptions {
    * One entry per token, each 0, 1, false or true; true / 1 hides that key (PyTorch's
    * src_key_padding_mask). Other values throw a RangeError naming the entry.
    */
-  keyPaddingMask?: ArrayLike<boolean | number>;
+  keyPaddingMask?: ArrayLike<boolean | number> | SequenceValues;
   /**
    * Row i is at position positionOffset + i for the rotary or ALiBi step (and, for a model, the
    * sinusoidal table). Default 0. Layer: finite, |offset| <= 2^31 - 1; model: >= 0 and the last
@@ -77,13 +82,13 @@ export interface ForwardOptions {
 
 export interface LayerForwardOptions extends ForwardOptions {
   /** One position per row (finite, |p| <= 2^31 - 1), instead of positionOffset + row. */
-  positions?: ArrayLike<number>;
+  positions?: SequenceValues;
 }
 
 export interface EncoderLayer {
   readonly config: Readonly<Required<EncoderLayerConfig>>;
-  /** x: L x dModel row-major. Returns a new Float32Array (L x dModel). */
-  forward(x: Float32Array, options?: LayerForwardOptions): Float32Array;
+  /** x: L x dModel row-major (or a tensor of dims [L, dModel] or [1, L, dModel]). Returns a new Float32Array (L x dModel). */
+  forward(x: Float32Array | TensorLike<Float32Array>, options?: LayerForwardOptions): Float32Array;
   /** The attention probabilities [heads x L x L] of the last forward (a copy), or null before one. */
   attention(): Float32Array | null;
   /** True after dispose(). */
@@ -140,7 +145,7 @@ export interface Model {
   /** The class names from the file's metadata (may be empty). */
   readonly labels: readonly string[];
   /** Token ids (1 to 8192 integers, each 0..vocabSize-1). Returns logits, L x numClasses, a new Float32Array. */
-  forward(tokens: Int32Array | readonly number[], options?: ModelForwardOptions): Float32Array;
+  forward(tokens: Int32Array | Uint32Array | BigInt64Array | BigUint64Array | readonly (number | bigint)[] | TensorLike<IntegerArrayLike>, options?: ModelForwardOptions): Float32Array;
   /**
    * Attention probabilities of the last forward (copies): of one layer [heads x L x L], or, with no
    * argument, of every layer [numLayers x heads x L x L]. null before any forward.

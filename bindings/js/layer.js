@@ -11,6 +11,9 @@ import {
   checkOptionsObject,
   checkTypedArray,
   describe,
+  float64Entries,
+  isTensorLike,
+  readTensor,
   typeError,
 } from './check.js';
 import { ownHandle } from './lifetime.js';
@@ -75,11 +78,11 @@ export function layerError(fn, handle, prefix = '') {
  */
 export function maskBytes(fn, mask, length) {
   if (mask === undefined || mask === null) return null;
-  checkNumberList(fn, 'keyPaddingMask', mask, length, {
+  const list = checkNumberList(fn, 'keyPaddingMask', mask, length, {
     per: 'token',
     expected: 'an Array or typed array of 0/1 or booleans',
   });
-  return checkFlags(fn, 'keyPaddingMask', mask, '1 = hide that key');
+  return checkFlags(fn, 'keyPaddingMask', list, '1 = hide that key');
 }
 
 /** The explicit row positions of a layer forward as float64, or null (then positionOffset + row). */
@@ -88,16 +91,12 @@ function rowPositions(fn, o, length) {
   if (o.positionOffset !== undefined) {
     throw new TypeError(`posenc.${fn}: give positions or positionOffset, not both`);
   }
-  checkNumberList(fn, 'positions', o.positions, length);
-  const out = new Float64Array(length);
-  for (let i = 0; i < length; i++) {
-    const p = o.positions[i];
-    if (!Number.isFinite(p) || Math.abs(p) > MAX_LAYER_POSITION) {
-      throw new RangeError(`posenc.${fn}: positions[${i}] must be a finite number from -${MAX_LAYER_POSITION} to ${MAX_LAYER_POSITION}, got ${describe(p)}`);
-    }
-    out[i] = p;
-  }
-  return out;
+  const list = checkNumberList(fn, 'positions', o.positions, length);
+  return float64Entries(fn, 'positions', list, length, {
+    min: -MAX_LAYER_POSITION,
+    max: MAX_LAYER_POSITION,
+    expected: `a finite number from -${MAX_LAYER_POSITION} to ${MAX_LAYER_POSITION}`,
+  });
 }
 
 /** A copy of `count` floats of attention probabilities at ptr, or null when there are none. */
@@ -197,8 +196,18 @@ export function attachLayerApi(api, ctx) {
         const h = live('forward');
         const f = 'encoderLayer.forward';
         const o = checkOptionsObject(f, callOptions, LAYER_FORWARD_OPTIONS);
-        const x = checkTypedArray(f, 'x', input, Float32Array, 'a Float32Array (L x dModel, row-major)');
         const { dModel } = config;
+        let data = input;
+        if (isTensorLike(input)) {
+          // [L, dModel] or [1, L, dModel] (one sequence).
+          const t = readTensor(f, 'x', input);
+          const [b, ...rest] = t.dims.length === 3 ? t.dims : [1, ...t.dims];
+          if (rest.length !== 2 || b !== 1 || rest[1] !== dModel) {
+            throw new RangeError(`posenc.${f}: x must have dims [L, ${dModel}] or [1, L, ${dModel}], got [${t.dims}]`);
+          }
+          data = t.data;
+        }
+        const x = checkTypedArray(f, 'x', data, Float32Array, 'a Float32Array (L x dModel, row-major)');
         if (x.length === 0 || x.length % dModel !== 0) {
           throw new RangeError(`posenc.${f}: x must hold L x ${dModel} floats with L >= 1, got ${x.length}`);
         }

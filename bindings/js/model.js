@@ -2,11 +2,16 @@
 // (core.js). The core validates the file (its errors name the tensor or metadata key); JS checks
 // the argument types and copies tokens in and logits out.
 
-import { checkBoolean, checkNumber, checkOptionsObject, checkTypedArray, describe, isDetachedBuffer, typeError } from './check.js';
+import {
+  checkBoolean, checkNumber, checkOptionsObject, checkTypedArray, describe, isDetachedBuffer, isTensorLike, readTensor, typeError,
+} from './check.js';
 import { copyAttention, layerError, maskBytes, positionOffset } from './layer.js';
 import { ownHandle } from './lifetime.js';
 
 const MODEL_FORWARD_OPTIONS = new Set(['causal', 'keyPaddingMask', 'positionalEncoding', 'pe', 'positionOffset']);
+
+// Typed arrays of token ids (ONNX and transformers.js hold input_ids as int64).
+const TOKEN_ARRAYS = [Int32Array, Uint32Array, BigInt64Array, BigUint64Array];
 
 const words = (s) => (s ? s.split(' ').filter(Boolean) : []);
 
@@ -53,8 +58,17 @@ export function attachModelApi(api, ctx) {
     });
 
     function checkTokens(f, tokens) {
+      if (isTensorLike(tokens)) {
+        // input_ids as ONNX and transformers.js hold them: [L] or [1, L] (one sequence), int64 too.
+        const { data, dims } = readTensor(f, 'tokens', tokens);
+        if (dims.length > 2 || (dims.length === 2 && dims[0] !== 1)) {
+          throw new RangeError(`posenc.${f}: tokens must have dims [L] or [1, L] (one sequence), got [${dims}]`);
+        }
+        tokens = data;
+      }
       if (!Array.isArray(tokens)) {
-        tokens = checkTypedArray(f, 'tokens', tokens, Int32Array, 'an Int32Array or an Array of token ids');
+        const type = TOKEN_ARRAYS.find((T) => tokens instanceof T) ?? Int32Array;
+        tokens = checkTypedArray(f, 'tokens', tokens, type, 'an Array or an Int32Array, Uint32Array, BigInt64Array or BigUint64Array of token ids');
       }
       const length = tokens.length;
       if (length < 1 || length > maxSequenceLength) {
@@ -62,10 +76,11 @@ export function attachModelApi(api, ctx) {
       }
       const ids = new Int32Array(length);
       for (let i = 0; i < length; i++) {
-        const t = tokens[i];
-        if (typeof t !== 'number') throw typeError(f, `tokens[${i}]`, 'an integer token id', t);
+        const given = tokens[i];
+        const t = typeof given === 'bigint' && given >= 0n && given < 2n ** 31n ? Number(given) : given;
+        if (typeof t !== 'number' && typeof t !== 'bigint') throw typeError(f, `tokens[${i}]`, 'an integer token id', t);
         if (!Number.isInteger(t) || t < 0 || t >= config.vocabSize) {
-          throw new RangeError(`posenc.${f}: tokens[${i}] must be an integer id from 0 to ${config.vocabSize - 1}, got ${describe(t)}`);
+          throw new RangeError(`posenc.${f}: tokens[${i}] must be an integer id from 0 to ${config.vocabSize - 1}, got ${describe(given)}`);
         }
         ids[i] = t;
       }

@@ -155,6 +155,33 @@ export interface Rotary {
 
 export type AlibiMode = 'causal' | 'symmetric';
 
+/** A key padding mask's entries (1 = attend, 0 = padding): 0/1 numbers, booleans or BigInts. */
+export type AlibiMaskValues = ArrayLike<number> | ArrayLike<boolean> | ArrayLike<bigint> | BigInt64Array;
+
+export interface AlibiBiasOptions {
+  mode?: AlibiMode;
+  offset?: number;
+  /**
+   * Key padding mask [batch, keyLength]: an Array of rows, a flat list of `batch` rows, or a tensor
+   * { data, dims: [batch, keyLength] } on the CPU (ort.Tensor, transformers.js' Tensor). The result
+   * is [batch, heads, queryLength, keyLength], masked keys set to maskValue.
+   */
+  attentionMask?: AlibiMaskValues | ReadonlyArray<AlibiMaskValues> | { readonly data: AlibiMaskValues; readonly dims: readonly number[]; readonly location?: string };
+  /** Rows of a flat mask (default 1); without a mask, that many copies. */
+  batch?: number;
+  /** What masked keys and the causal part hold: -Infinity (default) or a finite number, e.g. -65504. */
+  maskValue?: number;
+  as?: 'array' | 'tensor';
+}
+
+/** A result asked for with `as: 'tensor'`: `new ort.Tensor(type, data, dims)` takes it as it is. */
+export interface AlibiTensor {
+  readonly data: Float32Array;
+  /** [batch (1 without a mask), heads, queryLength, keyLength]. */
+  readonly dims: number[];
+  readonly type: 'float32';
+}
+
 export type Sincos2dPreset = 'mae' | 'timm';
 
 export interface Encode2dOptions {
@@ -194,9 +221,11 @@ export interface RotaryApi {
   alibiSlopes(heads: number): Float64Array;
   /**
    * ALiBi's bias [heads, queryLength, keyLength]: causal (default) -slope * (offset + i - j) for
-   * j <= offset + i and -Infinity after; symmetric -slope * |offset + i - j|.
+   * j <= offset + i and maskValue (-Infinity) after; symmetric -slope * |offset + i - j|. With
+   * attentionMask (or batch), [batch, heads, queryLength, keyLength].
    */
-  alibiBias(heads: number, queryLength: number, keyLength: number, options?: { mode?: AlibiMode; offset?: number }): Float32Array;
+  alibiBias(heads: number, queryLength: number, keyLength: number, options?: AlibiBiasOptions & { as?: 'array' }): Float32Array;
+  alibiBias(heads: number, queryLength: number, keyLength: number, options: AlibiBiasOptions & { as: 'tensor' }): AlibiTensor;
   /** A 2D sin-cos table: Float32Array(((clsToken ? 1 : 0) + height * width) * dim); dim a multiple of 4. */
   encode2d(height: number, width: number, dim: number, options?: Encode2dOptions): Float32Array;
 }

@@ -91,8 +91,7 @@ export function familyError(fn, handle) {
  * a chunk) and returns them as a Float64Array with the largest.
  */
 export function checkPositions(fn, list, length, name = 'positions') {
-  checkNumberList(fn, name, list, length);
-  const positions = float64Entries(fn, name, list, length, {
+  const positions = float64Entries(fn, name, checkNumberList(fn, name, list, length), length, {
     min: 0,
     max: MAX_POSITION,
     expected: 'a finite number from 0 to 2^31 - 1',

@@ -4,55 +4,12 @@
 // dtype 'int64', or { data, dims, type } with as: 'tensor' (`new ort.Tensor(type, data, dims)`
 // takes it without a copy).
 
-import { checkEnum, describe, isDetached, rangeError, typeError } from './check.js';
+import { checkAttached, checkEnum, isTensorLike, isTypedArray, rangeError, readTensor, typeError } from './check.js';
+
+export { isTensorLike, readTensor };
 
 export const INT32_MIN = -(2 ** 31);
 export const INT32_MAX = 2 ** 31 - 1;
-
-const isTypedArray = (value) => ArrayBuffer.isView(value) && !(value instanceof DataView);
-
-function checkAttached(fn, name, view) {
-  if (isDetached(view)) throw new TypeError(`posenc.${fn}: ${name} is backed by a detached ArrayBuffer`);
-}
-
-/** Whether `value` is a tensor-like object: not an Array or typed array, with `data` and `dims`. */
-export function isTensorLike(value) {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !ArrayBuffer.isView(value) &&
-    'dims' in value && 'data' in value;
-}
-
-/**
- * A tensor-like's { data, dims }, checked: on the CPU (a `location` other than 'cpu' is a
- * TypeError, thrown before `data` is read: reading a GPU tensor's data downloads it or throws),
- * dims an Array of non-negative integers, data a typed array or an Array of dims' product entries.
- * Each property is read once.
- */
-export function readTensor(fn, name, value) {
-  const location = value.location;
-  if (location !== undefined && location !== 'cpu') {
-    throw new TypeError(
-      `posenc.${fn}: ${name} must be a tensor on the CPU, got one at location ${describe(location)} ` +
-        '(download it first, e.g. await tensor.getData())',
-    );
-  }
-  const dims = value.dims;
-  if (!Array.isArray(dims)) throw typeError(fn, `${name}.dims`, 'an Array of non-negative integers', dims);
-  const shape = Array.from(dims);
-  let size = 1;
-  for (let i = 0; i < shape.length; i++) {
-    const d = shape[i];
-    if (!Number.isSafeInteger(d) || d < 0) throw rangeError(fn, `${name}.dims[${i}]`, 'a non-negative integer', d);
-    size *= d;
-  }
-  const data = value.data;
-  if (!Array.isArray(data) && !isTypedArray(data)) throw typeError(fn, `${name}.data`, 'a typed array or an Array', data);
-  if (isTypedArray(data)) checkAttached(fn, `${name}.data`, data);
-  if (data.length !== size) {
-    const what = `${size} entries (the product of dims [${shape}])`;
-    throw new RangeError(`posenc.${fn}: ${name}.data must have ${what}, got ${data.length}`);
-  }
-  return { data, dims: shape };
-}
 
 /**
  * The entries of `value` as { values, dims }: an Array of numbers or BigInts (dims [n]), an Array

@@ -24,7 +24,7 @@ test('wrong types are TypeErrors naming the argument', () => {
   rejects(() => pe.encode(3, 8, { out: new Float64Array(24) }), TypeError, /out/);
   rejects(() => pe.encode(3, 8, { positions: 'abc' }), TypeError, /positions/);
   rejects(() => pe.encode(3, 8, { positions: [1, '2', 3] }), TypeError, /positions\[1\]/);
-  rejects(() => pe.encode(3, 8, { positions: new BigInt64Array(3) }), TypeError, /positions/);
+  rejects(() => pe.encode(3, 8, { positions: BigInt64Array.of(0n, 1n, 2n ** 40n) }), RangeError, /positions\[2\]/);
   rejects(() => pe.encoder(8), TypeError, /options/);
   rejects(() => pe.encoder({}), TypeError, /dim/);
 });

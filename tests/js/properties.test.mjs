@@ -261,7 +261,7 @@ const BAD = [
   ['frequencies', (c) => ({ ...c, options: { ...c.options, frequencies: fc.constantFrom('quarter', 1, null) } })],
   ['odd', (c) => ({ ...c, options: { ...c.options, odd: fc.constantFrom('zero_pad', 2, null) } })],
   ['offset', (c) => ({ ...c, rows: { offset: fc.constantFrom(-1, NaN, Infinity, '1', null, 2 ** 31) } })],
-  ['positions', (c) => ({ ...c, rows: { positions: fc.constantFrom('0,1', 5, null, new BigInt64Array(c.length), new DataView(new ArrayBuffer(8)), new Array(c.length + 1).fill(0), new Array(c.length).fill(NaN), new Array(c.length).fill(-1), new Array(c.length).fill(2 ** 31), new Array(c.length).fill('1')) } })],
+  ['positions', (c) => ({ ...c, rows: { positions: fc.constantFrom('0,1', 5, null, BigInt64Array.from({ length: c.length }, () => 2n ** 40n), new DataView(new ArrayBuffer(8)), new Array(c.length + 1).fill(0), new Array(c.length).fill(NaN), new Array(c.length).fill(-1), new Array(c.length).fill(2 ** 31), new Array(c.length).fill('1')) } })],
   ['paddingMask', (c) => ({ ...c, rows: { paddingMask: fc.constantFrom('1', 7, new Array(c.length + 2).fill(0), new Array(c.length).fill(2), new Array(c.length).fill('1'), new Array(c.length).fill(null)) } })],
   ['paddingIdx', (c) => ({ ...c, rows: { paddingIdx: fc.constantFrom(-1, 1.5, '1', NaN, 2 ** 31) } })],
   ['scale', (c) => ({ ...c, fn: 'addTo', scale: fc.constantFrom(NaN, Infinity, '2', null) })],

@@ -406,7 +406,7 @@ for (const simd of [true, false]) {
       refuses(f(layerX, { keyPaddingMask: [0, 0, 0, 'x', 0] }), RangeError, /keyPaddingMask\[3\] must be 0, 1, false or true .*got the string "x"/);
       refuses(f(layerX, { keyPaddingMask: new Uint8Array([0, 0, 0, 0, 255]) }), RangeError, /keyPaddingMask\[4\]/);
       refuses(f(layerX, { keyPaddingMask: new Float32Array([0, 0, 0.5, 0, 0]) }), RangeError, /keyPaddingMask\[2\] must be 0, 1, false or true/);
-      refuses(f(layerX, { keyPaddingMask: new BigInt64Array(5) }), TypeError, /keyPaddingMask must be an Array or typed array of 0\/1 or booleans/);
+      refuses(f(layerX, { keyPaddingMask: BigInt64Array.of(0n, 0n, 2n, 0n, 0n) }), RangeError, /keyPaddingMask\[2\] must be 0, 1, false or true/);
       refuses(f(layerX, { keyPaddingMask: '00011' }), TypeError, /keyPaddingMask must be/);
       refuses(f(layerX, { causal: 1 }), TypeError, /causal must be a boolean/);
       refuses(f(layerX, { casual: true }), TypeError, /unknown option 'casual'/);
@@ -445,7 +445,7 @@ for (const simd of [true, false]) {
       refuses(f([1, null]), TypeError, /tokens\[1\]/);
       refuses(f([]), RangeError, /tokens must hold 1 to 8192 ids, got 0/);
       refuses(f(new Array(8193).fill(1)), RangeError, /tokens must hold 1 to 8192 ids, got 8193/);
-      refuses(f(new Float32Array([1, 2])), TypeError, /tokens must be an Int32Array or an Array of token ids/);
+      refuses(f(new Float32Array([1, 2])), TypeError, /tokens must be an Array or an Int32Array, Uint32Array, BigInt64Array or BigUint64Array of token ids/);
       refuses(f('1 2 3'), TypeError, /tokens must be/);
       refuses(f([1, 2, 3], { keyPaddingMask: [1, 0] }), RangeError, /keyPaddingMask must have 3 entries/);
       refuses(f([1, 2, 3], { keyPaddingMask: [1, 0, -1] }), RangeError, /keyPaddingMask\[2\]/);

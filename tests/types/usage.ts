@@ -143,6 +143,14 @@ async function families(fromMain: boolean) {
   fromConfig[Symbol.dispose]();
   const slopes: Float64Array = pe.alibiSlopes(12);
   const bias: Float32Array = pe.alibiBias(12, 8, 8, { mode: 'symmetric', offset: 0 });
+  const padded: Float32Array = pe.alibiBias(12, 8, 8, { attentionMask: [[0, 1, 1, 1, 1, 1, 1, 1]], maskValue: -65504 });
+  const paddedTensor: { data: Float32Array; dims: number[]; type: 'float32' } = pe.alibiBias(12, 1, 8, {
+    attentionMask: { data: new BigInt64Array(16), dims: [2, 8], location: 'cpu' },
+    as: 'tensor',
+  });
+  const flatMask: Float32Array = pe.alibiBias(12, 1, 8, { attentionMask: new Uint8Array(16), batch: 2 });
+  // @ts-expect-error: maskValue is a number
+  pe.alibiBias(1, 1, 1, { maskValue: '-inf' });
   const grid: Float32Array = pe.encode2d(14, 14, 768, { preset: 'mae', clsToken: true });
   // @ts-expect-error: unknown layout
   pe.rotary({ headDim: 64, layout: 'zigzag' });
@@ -150,7 +158,7 @@ async function families(fromMain: boolean) {
   pe.rotary({ headDim: 64, scaling: { type: 'ntk' } });
   // @ts-expect-error: mode is 'causal' or 'symmetric'
   pe.alibiBias(1, 1, 1, { mode: 'future' });
-  void [q, cos, sin, w, a, slopes, bias, grid];
+  void [q, cos, sin, w, a, slopes, bias, grid, padded, paddedTensor, flatMask];
 }
 void families(true);
 void families(false);
@@ -179,3 +187,11 @@ async function positionsInAttention(weights: Record<EncoderLayerWeightName, Floa
   void [y, method, alibi, longest, symbols, theta];
 }
 void positionsInAttention;
+
+// Integer ids and tensors (issue 25): int64 positions, masks and tokens; tensors of one sequence.
+{
+  const ids = await init();
+  ids.encode(3, 8, { positions: BigInt64Array.of(0n, 1n, 2n) });
+  ids.encode(3, 8, { positions: { data: Int32Array.of(0, 1, 2), dims: [1, 3] } });
+  ids.encode(3, 8, { preset: 'fairseq', paddingMask: BigInt64Array.of(0n, 1n, 0n) });
+}

@@ -1,0 +1,94 @@
+// ALiBi in the forms Hugging Face's model code builds, in plain JavaScript (no wasm):
+//   'bloom'   modeling_bloom.py build_alibi_tensor: float32 slopes torch.pow(base, k) of the float32
+//             base 2^(-8/p) (p = 2^floor(log2 heads)), then the odd powers of 2^(-4/p) for the
+//             heads past p; times ((mask.cumsum(-1) - 1) * mask) in float32, [batch * heads, 1, keys]
+//   'falcon'  modeling_falcon.py build_alibi_tensor: BLOOM's, with the slopes cast to bfloat16 and,
+//             with an integer mask, a bfloat16 product (positions cast to bfloat16 first)
+//   'mpt'     modeling_mpt.py build_mpt_alibi_tensor: arange(1 - keys, 1) times the float32
+//             1 / 2^(k * float32(alibiBiasMax / n2)) (n2 = 2^ceil(log2 heads); odd k first, then even,
+//             when heads is not n2), [heads, 1, keys]
+// Every float32 step is one rounding of the exact result, which is what PyTorch computes except in
+// its pow: torch's float32 pow is not correctly rounded and differs between its kernels (glibc's
+// powf in scalar code, SLEEF's in AVX2 / AVX-512 loops), so its slopes differ by one ulp between
+// machines for some head counts (docs/API.md, "ALiBi in the models' forms"). posenc takes the
+// float32 nearest to the double b^k (Math.pow, within an ulp of a double): the correctly rounded
+// float32 power for every base and power of BLOOM's slopes up to 8192 heads (the fixture checks
+// each against exact rationals), and within one float32 ulp of it beyond.
+// tests/fixtures/alibi/gen_alibi_models.py holds the ports and PyTorch's values.
+
+const f32 = Math.fround;
+const F32 = new Float32Array(1);
+const U32 = new Uint32Array(F32.buffer);
+
+/** x (a float32 value) rounded to bfloat16, ties to even. */
+const bf16 = (x) => {
+  F32[0] = x;
+  U32[0] = (U32[0] + 0x7fff + ((U32[0] >>> 16) & 1)) & 0xffff0000;
+  return F32[0];
+};
+
+/**
+ * The model's bias into `out`: model 0 'bloom' or 1 'falcon' [batch * heads, 1, keys] from mask (0/1
+ * values, batch rows of `keys`; null: all ones), 2 'mpt' [heads, 1, keys] (batch 1, no mask).
+ */
+export function writeModelBias(out, model, heads, keys, mask, batch, biasMax) {
+  const round = model === 1 ? bf16 : f32;
+  const p = 2 ** Math.floor(Math.log2(heads));
+  const n2 = 2 ** Math.ceil(Math.log2(heads));
+  const position = new Float64Array(keys);
+  for (let b = 0, o = 0; b < batch; b++) {
+    // BLOOM: (cumsum(mask) - 1) * mask, the count of unmasked keys before j (0 at masked keys),
+    // cast to the slopes' type; MPT: arange(1 - keys, 1).
+    for (let j = 0, seen = 0; j < keys; j++) {
+      const m = mask ? mask[b * keys + j] : 1;
+      position[j] = round(model > 1 ? j + 1 - keys : m && seen);
+      seen += m;
+    }
+    for (let h = 0; h < heads; h++) {
+      // BLOOM: base^(h + 1), base = float32(2^(-8/p)); past p heads the odd powers of 2^(-4/p).
+      // MPT: 1 / 2^(k * float32(biasMax / n2)), k = h + 1, or k = 2, 4, ... then 1, 3, ... when
+      // heads is not n2 (its slopes[1::2] then slopes[::2]).
+      const slope = model > 1
+        ? f32(1 / f32(2 ** f32(f32(biasMax / n2) * (n2 === heads ? h + 1 : 2 * h < n2 ? 2 * h + 2 : 2 * h - n2 + 1))))
+        : round(h < p ? f32(f32(2 ** (-8 / p)) ** (h + 1)) : f32(f32(2 ** (-4 / p)) ** (2 * (h - p) + 1)));
+      // A Float32Array store rounds the exact double product once; Falcon rounds to bfloat16.
+      if (model === 1) for (let j = 0; j < keys; j++) out[o++] = bf16(slope * position[j]);
+      else for (let j = 0; j < keys; j++) out[o++] = slope * position[j];
+    }
+  }
+}
+
+/** build_alibi_tensor's float32 slopes (BLOOM; Falcon before its bfloat16 cast), for tests and benches. */
+export function bloomSlopes(heads) {
+  const out = new Float32Array(heads * 2);
+  writeModelBias(out, 0, heads, 2, null, 1);
+  return out.filter((_, i) => i % 2);
+}
+
+/** build_mpt_alibi_tensor's float32 slopes, for tests and benches. */
+export function mptSlopes(heads, biasMax) {
+  const out = new Float32Array(heads * 2);
+  writeModelBias(out, 2, heads, 2, null, 1, biasMax);
+  return out.filter((_, i) => i % 2 === 0).map((v) => -v);
+}
+
+export const ALIBI_MODELS = ['bloom', 'falcon', 'mpt'];
+
+/**
+ * What a model's config.json says of its ALiBi: { model (index into ALIBI_MODELS), heads, biasMax }.
+ * bloom: n_head; falcon (alibi must be true, else it uses RoPE): num_attention_heads; mpt: n_heads
+ * and attn_config.alibi_bias_max (which Hugging Face's MptModel does not pass on: it always uses 8;
+ * MosaicML's own attention.py does). Hugging Face's config-class defaults where a key is absent
+ * (BloomConfig 8 heads, FalconConfig 71, MptConfig 16). Another model_type is a RangeError naming
+ * the types read. For pe.alibiBias's `config` option once it is exported.
+ */
+export function readAlibiConfig(fn, c) {
+  const model = ALIBI_MODELS.indexOf(c?.model_type);
+  if (model < 0 || (model === 1 && c.alibi !== true)) {
+    const what = model === 1 ? `a Falcon config with alibi true (without it Falcon uses RoPE), got alibi ${c.alibi}` : `config.model_type one of '${ALIBI_MODELS.join("', '")}', got ${JSON.stringify(c?.model_type)}`;
+    throw new RangeError(`posenc.${fn}: ALiBi is read from ${what}`);
+  }
+  const heads = [c.n_head ?? 8, c.num_attention_heads ?? 71, c.n_heads ?? 16][model];
+  const biasMax = model === 2 ? c.attn_config?.alibi_bias_max ?? 8 : 8;
+  return { model, heads, biasMax };
+}
