@@ -2,9 +2,9 @@
 // `node bench/run.mjs --only alibi`, or `node bench/alibi.mjs [--quick]`):
 //   [4, 12, 512, 512]   pe.alibiBias(12, 512, 512, { attentionMask, maskValue: -65504 }): the core's
 //                       [heads, q, k] block, copied per batch row, masked keys set to maskValue;
-//   BLOOM [4 * 32, 1, 2048]  build_alibi_tensor's form (bindings/js/alibi_models.js writeModelBias,
-//                       tested bit for bit against PyTorch; not yet reachable from the package: see
-//                       docs/API.md) for batch 4, heads 32, keys 2048;
+//   BLOOM [4 * 32, 1, 2048]  build_alibi_tensor's form, posenc/relative's alibiModelBias({ model:
+//                       'bloom', heads: 32, attentionMask }) (tested bit for bit against PyTorch),
+//                       for batch 4, heads 32, keys 2048;
 // each against
 //   plain JS            a port an app writes of the model code, op by op as the tensors go: the
 //                       slopes, the [heads, q, k] bias by the formula (or cumsum(mask) - 1, times the
@@ -15,7 +15,7 @@
 // Outputs are compared before anything is timed; each row's functions are timed in alternation
 // (bench/encode.mjs timeAlternating). Ratios are medians over the floor in the same run.
 import { timeAlternating } from './encode.mjs';
-import { writeModelBias } from '../bindings/js/alibi_models.js';
+import { alibiModelBias } from '../dist/relative.js';
 
 const f32 = Math.fround;
 
@@ -121,19 +121,15 @@ export async function benchAlibi({ pe, log = () => {}, quick = false }) {
     const mask = paddingMask(batch, keys, 100);
     const flat = Uint8Array.from(mask.flat());
     const n = batch * heads * keys;
-    const ours = () => {
-      const out = new Float32Array(n);
-      writeModelBias(out, 0, heads, keys, flat, batch);
-      return out;
-    };
+    const ours = () => alibiModelBias(keys, { model: 'bloom', heads, attentionMask: flat, batch });
     const plain = () => plainBloom(mask, heads);
     const floor = () => new Float32Array(n).fill(0.5);
     const diff = differing(ours(), plain());
     // The plain port's (cumsum - 1) * mask is -1 * 0 = -0 in JavaScript at left padding, where
     // torch's int64 arithmetic gives 0: equal values, other bits (alibi_models.js writes +0).
-    log(`BLOOM [${batch} * ${heads}, 1, ${keys}]: alibi_models.js vs the plain port: ${diff} values differ in bits (the port's -0 at padded keys; torch gives +0)`);
+    log(`BLOOM [${batch} * ${heads}, 1, ${keys}]: alibiModelBias vs the plain port: ${diff} values differ in bits (the port's -0 at padded keys; torch gives +0)`);
     const ms = await timeAlternating([floor, ours, plain], timing);
-    report(`BLOOM [${batch} * ${heads}, 1, ${keys}]`, ['floor (new array, written once)', 'alibi_models.js writeModelBias', 'plain JS (build_alibi_tensor op by op)'], ms, ms[0], { differing: diff });
+    report(`BLOOM [${batch} * ${heads}, 1, ${keys}]`, ['floor (new array, written once)', 'posenc/relative alibiModelBias', 'plain JS (build_alibi_tensor op by op)'], ms, ms[0], { differing: diff });
     targets.push({ target: `BLOOM build_alibi_tensor [${batch} * ${heads}, 1, ${keys}]: faster than the plain JS port (plain ms / ours ms)`, value: ms[2] / ms[1], ok: ms[2] > ms[1] });
   }
   return { rows, targets };

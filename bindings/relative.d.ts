@@ -90,3 +90,29 @@ export declare function relativeBias(table: Float32Array | TensorLike<Float32Arr
 
 /** The model_type values whose config.json relativeBuckets and relativeBias read. */
 export declare const RELATIVE_MODEL_TYPES: readonly ('t5' | 'mt5' | 'umt5' | 'pix2struct' | 'deberta-v2')[];
+
+/** The models whose ALiBi alibiModelBias builds. */
+export declare const ALIBI_MODELS: readonly ('bloom' | 'falcon' | 'mpt')[];
+
+export interface AlibiModelBiasOptions {
+  /** 'bloom' / 'falcon' ([batch * heads, 1, keys]) or 'mpt' ([heads, 1, keys]), with heads; or a config. */
+  model?: 'bloom' | 'falcon' | 'mpt';
+  heads?: number;
+  /** A whole config.json (model_type bloom, falcon with alibi true, mpt), or its JSON text. */
+  config?: object | string;
+  /** BLOOM / Falcon: the key padding mask [batch, keys] (1 = attend); rows, flat with batch, or a tensor. */
+  attentionMask?: ArrayLike<number | bigint> | ReadonlyArray<ArrayLike<number | bigint>> | TensorLike<ArrayLike<number | bigint>>;
+  batch?: number;
+  /** MPT only: finite, > 0; default 8. */
+  alibiBiasMax?: number;
+  dtype?: 'float32' | 'float16' | 'bfloat16';
+  as?: 'array' | 'tensor';
+}
+
+/** The ALiBi bias a model's own code builds (BLOOM / Falcon build_alibi_tensor, MPT build_mpt_alibi_tensor). */
+export declare function alibiModelBias(keyLength: number, options: AlibiModelBiasOptions & { dtype?: 'float32'; as?: 'array' }): Float32Array;
+export declare function alibiModelBias(keyLength: number, options: AlibiModelBiasOptions & { dtype?: 'float32'; as: 'tensor' }): RelativeTensor<Float32Array, 'float32'>;
+export declare function alibiModelBias(keyLength: number, options: AlibiModelBiasOptions & { dtype: 'float16'; as?: 'array' }): Float16Data;
+export declare function alibiModelBias(keyLength: number, options: AlibiModelBiasOptions & { dtype: 'float16'; as: 'tensor' }): RelativeTensor<Float16Data, 'float16'>;
+export declare function alibiModelBias(keyLength: number, options: AlibiModelBiasOptions & { dtype: 'bfloat16'; as?: 'array' }): Uint16Array;
+export declare function alibiModelBias(keyLength: number, options: AlibiModelBiasOptions & { dtype: 'bfloat16'; as: 'tensor' }): RelativeTensor<Uint16Array, 'bfloat16'>;

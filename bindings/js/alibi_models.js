@@ -16,6 +16,10 @@
 // each against exact rationals), and within one float32 ulp of it beyond.
 // tests/fixtures/alibi/gen_alibi_models.py holds the ports and PyTorch's values.
 
+import { checkEnum, checkNumber, checkOptionsObject, parseConfig, typeError } from './check.js';
+import { bfloat16Bits, float16Bits, float16View } from './float16.js';
+import { readIntegers } from './tensor.js';
+
 const f32 = Math.fround;
 const F32 = new Float32Array(1);
 const U32 = new Uint32Array(F32.buffer);
@@ -80,7 +84,7 @@ export const ALIBI_MODELS = ['bloom', 'falcon', 'mpt'];
  * and attn_config.alibi_bias_max (which Hugging Face's MptModel does not pass on: it always uses 8;
  * MosaicML's own attention.py does). Hugging Face's config-class defaults where a key is absent
  * (BloomConfig 8 heads, FalconConfig 71, MptConfig 16). Another model_type is a RangeError naming
- * the types read. For pe.alibiBias's `config` option once it is exported.
+ * the types read.
  */
 export function readAlibiConfig(fn, c) {
   const model = ALIBI_MODELS.indexOf(c?.model_type);
@@ -91,4 +95,65 @@ export function readAlibiConfig(fn, c) {
   const heads = [c.n_head ?? 8, c.num_attention_heads ?? 71, c.n_heads ?? 16][model];
   const biasMax = model === 2 ? c.attn_config?.alibi_bias_max ?? 8 : 8;
   return { model, heads, biasMax };
+}
+
+const MODEL_BIAS_OPTIONS = new Set(['model', 'config', 'heads', 'attentionMask', 'batch', 'alibiBiasMax', 'dtype', 'as']);
+const FLOAT_DTYPES = ['float32', 'float16', 'bfloat16'];
+
+/**
+ * The ALiBi bias a model's own code builds (posenc/relative's alibiModelBias): BLOOM / Falcon
+ * [batch * heads, 1, keyLength] from a key padding mask (attention_mask, 1 = attend; all ones when
+ * absent), MPT [heads, 1, keyLength]. From { model, heads } or a whole config.json ({ config }).
+ * dtype 'float16' / 'bfloat16' is the model's `.to(dtype)` of the float32 result (one rounding,
+ * ties to even); as: 'tensor' gives { data, dims, type }.
+ */
+export function alibiModelBias(keyLength, options) {
+  const fn = 'alibiModelBias';
+  const o = checkOptionsObject(fn, options, MODEL_BIAS_OPTIONS);
+  let model;
+  let heads;
+  let biasMax = 8;
+  if (o.config !== undefined) {
+    if (o.model !== undefined || o.heads !== undefined) throw new TypeError(`posenc.${fn}: give config, or model and heads, not both`);
+    ({ model, heads, biasMax } = readAlibiConfig(fn, parseConfig(fn, o.config, "a model's config.json (an object or its JSON text)")));
+  } else {
+    if (o.model === undefined) throw typeError(fn, 'model', `one of '${ALIBI_MODELS.join("', '")}' (or give config)`, undefined);
+    model = checkEnum(fn, 'model', o.model, ALIBI_MODELS);
+    heads = checkNumber(fn, 'heads', o.heads, { integer: true, min: 1, max: 65536 });
+  }
+  if (o.alibiBiasMax !== undefined) {
+    if (model !== 2) throw new TypeError(`posenc.${fn}: alibiBiasMax is MPT's (model 'mpt'), not ${ALIBI_MODELS[model]}'s`);
+    biasMax = checkNumber(fn, 'alibiBiasMax', o.alibiBiasMax, { above: 0 });
+  }
+  const keys = checkNumber(fn, 'keyLength', keyLength, { integer: true, min: 1, max: 2 ** 24 });
+  if (model === 2 && (o.attentionMask !== undefined || o.batch !== undefined)) {
+    throw new TypeError(`posenc.${fn}: MPT's bias has no mask and no batch ([heads, 1, keys]); it goes with ${o.attentionMask !== undefined ? 'attentionMask' : 'batch'} only for 'bloom' and 'falcon'`);
+  }
+  let batch = o.batch === undefined ? 1 : checkNumber(fn, 'batch', o.batch, { integer: true, min: 1, max: 2 ** 24 });
+  let mask = null;
+  if (o.attentionMask !== undefined) {
+    const { values, dims } = readIntegers(fn, 'attentionMask', o.attentionMask, { min: 0, max: 1 });
+    if (dims.length === 2) {
+      if (o.batch !== undefined && o.batch !== dims[0]) throw new RangeError(`posenc.${fn}: batch ${o.batch} disagrees with attentionMask's dims [${dims}]`);
+      batch = dims[0];
+    }
+    if (dims.length > 2 || values.length !== batch * keys) {
+      throw new RangeError(`posenc.${fn}: attentionMask must be [batch, keyLength] = [${batch}, ${keys}] (rows, or batch * keyLength values), got dims [${dims}]`);
+    }
+    mask = values;
+  }
+  const rows = model === 2 ? heads : batch * heads;
+  if (rows * keys > 2 ** 31 - 1) throw new RangeError(`posenc.${fn}: the bias would hold ${rows * keys} values, more than 2^31 - 1`);
+  const dtype = o.dtype === undefined ? 0 : checkEnum(fn, 'dtype', o.dtype, FLOAT_DTYPES);
+  const tensor = o.as === undefined ? false : checkEnum(fn, 'as', o.as, ['array', 'tensor']) === 1;
+  const values = new Float32Array(rows * keys);
+  writeModelBias(values, model, heads, keys, mask, batch, biasMax);
+  let data = values;
+  if (dtype > 0) {
+    const round = dtype === 1 ? float16Bits : bfloat16Bits;
+    const bits = new Uint16Array(values.length);
+    for (let i = 0; i < values.length; i++) bits[i] = round(values[i]);
+    data = dtype === 1 ? float16View(bits) : bits;
+  }
+  return tensor ? { data, dims: [rows, 1, keys], type: FLOAT_DTYPES[dtype] } : data;
 }

@@ -29,6 +29,8 @@ import { bfloat16Bits, float16Bits, float16View } from './float16.js';
 import { logDoubleDouble, logf } from './float32_log.js';
 import { isTensorLike, readOutputOptions, readTensor } from './tensor.js';
 
+export { ALIBI_MODELS, alibiModelBias } from './alibi_models.js';
+
 const f32 = Math.fround;
 const MAX_LENGTH = 2 ** 24;
 const MAX_ELEMENTS = 2 ** 31 - 1;

@@ -237,3 +237,64 @@ describe('readAlibiConfig (for the config option, once the models are exported)'
     assert.throws(() => readAlibiConfig('alibiBias', null), RangeError);
   });
 });
+
+describe("posenc/relative's alibiModelBias: the models' forms through the public entry", async () => {
+  const { alibiModelBias, ALIBI_MODELS } = await import('../../dist/relative.js');
+  const f16 = await import('../../bindings/js/float16.js');
+
+  test('every fixture case bit for bit, from { model, heads } with the mask in each form', () => {
+    assert.deepEqual([...ALIBI_MODELS], ['bloom', 'falcon', 'mpt']);
+    for (const model of ALIBI_MODELS) {
+      for (const c of fixture[model]) {
+        const want = floats(c.bits);
+        const forms = c.mask
+          ? [{ attentionMask: c.mask }, { attentionMask: c.mask.flat(), batch: c.mask.length },
+            { attentionMask: { data: BigInt64Array.from(c.mask.flat(), BigInt), dims: [c.mask.length, c.keys], location: 'cpu' } }]
+          : [model === 'mpt' ? { alibiBiasMax: c.alibiBiasMax ?? 8 } : {}];
+        for (const form of forms) {
+          const out = alibiModelBias(c.keys, { model, heads: c.heads, ...form });
+          assert.deepEqual(differing(out, want), [], `${model} heads ${c.heads} keys ${c.keys}`);
+        }
+      }
+    }
+  });
+
+  test('configs: bloom n_head, falcon with alibi, mpt n_heads and alibi_bias_max; shapes; 16-bit dtypes', () => {
+    const mask = [[0, 1, 1, 1], [1, 1, 1, 1]];
+    const bloom = alibiModelBias(4, { config: { model_type: 'bloom', n_head: 16 }, attentionMask: mask, as: 'tensor' });
+    assert.deepEqual(bloom.dims, [32, 1, 4]);
+    assert.deepEqual(bloom.data, alibiModelBias(4, { model: 'bloom', heads: 16, attentionMask: mask }));
+    assert.deepEqual(alibiModelBias(3, { config: JSON.stringify({ model_type: 'bloom' }) }), alibiModelBias(3, { model: 'bloom', heads: 8 }));
+    const falcon = { model_type: 'falcon', alibi: true, num_attention_heads: 32 };
+    assert.deepEqual(alibiModelBias(5, { config: falcon }), alibiModelBias(5, { model: 'falcon', heads: 32 }));
+    const mpt = alibiModelBias(6, { config: { model_type: 'mpt', n_heads: 12, attn_config: { alibi_bias_max: 16 } }, as: 'tensor' });
+    assert.deepEqual(mpt.dims, [12, 1, 6]);
+    assert.deepEqual(mpt.data, alibiModelBias(6, { model: 'mpt', heads: 12, alibiBiasMax: 16 }));
+    // 16-bit: the model's .to(dtype) of the float32 values, one rounding.
+    const f32 = alibiModelBias(9, { model: 'bloom', heads: 5, attentionMask: [[1, 1, 1, 1, 1, 1, 1, 0, 0]] });
+    const half = alibiModelBias(9, { model: 'bloom', heads: 5, attentionMask: [[1, 1, 1, 1, 1, 1, 1, 0, 0]], dtype: 'float16', as: 'tensor' });
+    assert.equal(half.type, 'float16');
+    assert.deepEqual([...new Uint16Array(half.data.buffer)], [...f32].map(f16.float16Bits));
+    const bf = alibiModelBias(9, { model: 'mpt', heads: 3, dtype: 'bfloat16' });
+    assert.deepEqual([...bf], [...alibiModelBias(9, { model: 'mpt', heads: 3 })].map(f16.bfloat16Bits));
+  });
+
+  test('bad input: clear errors, nothing guessed', () => {
+    const bad = (options, type, pattern, keys = 4) => assert.throws(() => alibiModelBias(keys, options), { name: type, message: pattern });
+    bad({ model: 'gpt2', heads: 2 }, 'RangeError', /model must be one of 'bloom', 'falcon', 'mpt'/);
+    bad({ heads: 2 }, 'TypeError', /model must be one of .* \(or give config\)/);
+    bad({ model: 'bloom' }, 'TypeError', /heads must be an integer number/);
+    bad({ config: { model_type: 'llama' } }, 'RangeError', /config.model_type one of 'bloom', 'falcon', 'mpt', got "llama"/);
+    bad({ config: { model_type: 'falcon', alibi: false } }, 'RangeError', /without it Falcon uses RoPE/);
+    bad({ config: { model_type: 'bloom' }, heads: 2 }, 'TypeError', /give config, or model and heads, not both/);
+    bad({ model: 'bloom', heads: 2, alibiBiasMax: 8 }, 'TypeError', /alibiBiasMax is MPT's/);
+    bad({ model: 'mpt', heads: 2, alibiBiasMax: 0 }, 'RangeError', /alibiBiasMax must be a finite number greater than 0/);
+    bad({ model: 'mpt', heads: 2, attentionMask: [1, 1, 1, 1] }, 'TypeError', /MPT's bias has no mask and no batch/);
+    bad({ model: 'bloom', heads: 2, attentionMask: [1, 1, 2, 1] }, 'RangeError', /attentionMask\[2\] must be an integer from 0 to 1/);
+    bad({ model: 'bloom', heads: 2, attentionMask: [[1, 1, 1]] }, 'RangeError', /attentionMask must be \[batch, keyLength\] = \[1, 4\]/);
+    bad({ model: 'bloom', heads: 2, attentionMask: [[1, 1, 1, 1]], batch: 2 }, 'RangeError', /batch 2 disagrees with attentionMask's dims \[1,4\]/);
+    bad({ model: 'bloom', heads: 2, dtype: 'float64' }, 'RangeError', /dtype must be one of 'float32', 'float16', 'bfloat16'/);
+    bad({ model: 'bloom', heads: 2 }, 'RangeError', /keyLength must be an integer from 1 to 16777216/, 0);
+    bad({ model: 'bloom', heads: 2, mode: 'causal' }, 'TypeError', /unknown option 'mode'/);
+  });
+});

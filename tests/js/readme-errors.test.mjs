@@ -19,7 +19,7 @@ const { init, simdSupported } = await loadPackage();
 // posenc/multimodal (plain JS) from the same package directory.
 const packageDir = process.env.POSENC_PACKAGE_DIR ? join(process.env.POSENC_PACKAGE_DIR, 'dist') : join(root, 'dist');
 const { ropeIndex, rotary2d } = await import(pathToFileURL(join(packageDir, 'multimodal.js')).href);
-const { relativeBuckets, relativeBias } = await import(pathToFileURL(join(packageDir, 'relative.js')).href);
+const { relativeBuckets, relativeBias, alibiModelBias } = await import(pathToFileURL(join(packageDir, 'relative.js')).href);
 const QWEN = { model_type: 'qwen2_vl', image_token_id: 151655, video_token_id: 151656, vision_config: { spatial_merge_size: 2 } };
 // The rotary2d and relative rows' values (README "rotary2d", "relativeBuckets, relativeBias").
 const QWEN2VL = { model_type: 'qwen2_vl', vision_config: { embed_dim: 1280, num_heads: 16, spatial_merge_size: 2 } };
@@ -205,6 +205,7 @@ async function runRow(pe, ref, row) {
     qwen2vl: structuredClone(QWEN2VL),
     relativeBuckets,
     relativeBias,
+    alibiModelBias,
     t5: structuredClone(T5),
     table: new Float32Array(64),
     bytes: TAGGER_BYTES.slice(),

@@ -5,10 +5,15 @@ import { init as initEncoding, type PosencEncoding } from 'posenc/encoding';
 import type { PosencSinusoidal, Rotary, RotaryModelType } from 'posenc';
 import type { Rotary as EncodingRotary } from 'posenc/encoding';
 import { ropeIndex, ROPE_INDEX_MODEL_TYPES, rotary2d, ROTARY2D_MODELS, type RopeIndexResult, type Rotary2d } from 'posenc/multimodal';
-import { relativeBias, relativeBuckets, RELATIVE_MODEL_TYPES, type RelativeTensor } from 'posenc/relative';
+import { alibiModelBias, ALIBI_MODELS, relativeBias, relativeBuckets, RELATIVE_MODEL_TYPES, type RelativeTensor } from 'posenc/relative';
 
 /** posenc/relative: T5 and DeBERTa buckets and T5's bias, as arrays and as tensors. */
 function relative(): void {
+  const bloom: Float32Array = alibiModelBias(16, { config: { model_type: 'bloom', n_head: 16 }, attentionMask: [[1, 1, 0, 1]] });
+  const mpt: RelativeTensor<Float32Array, 'float32'> = alibiModelBias(16, { model: 'mpt', heads: 8, alibiBiasMax: 8, as: 'tensor' });
+  const falcon: Uint16Array = alibiModelBias(16, { model: 'falcon', heads: 8, dtype: 'bfloat16' });
+  const which: readonly string[] = ALIBI_MODELS;
+  void [bloom, mpt, falcon, which];
   const b: Int32Array = relativeBuckets(4, 6);
   const b64: BigInt64Array = relativeBuckets(4, 6, { numBuckets: 32, maxDistance: 128, bidirectional: false, offset: 3, dtype: 'int64' });
   const t: RelativeTensor<Int32Array, 'int32'> = relativeBuckets(4, 6, { config: { model_type: 't5' }, attention: 'decoder', as: 'tensor' });
