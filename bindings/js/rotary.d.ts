@@ -210,6 +210,8 @@ export interface RotaryApi {
    * linear-attention layer. keyLength defaults to offset + queryLength.
    */
   attentionMask(config: object | string, options: { layer?: number; queryLength: number; keyLength?: number; offset?: number }): Uint8Array | null;
+  /** Without a config: the causal mask, limited to a sliding window or to chunks when given. */
+  attentionMask(config: null, options: { queryLength: number; keyLength?: number; offset?: number; slidingWindow?: number; chunkSize?: number }): Uint8Array;
   /** Llama 4's NoPE-layer query temperature at positions offset .. offset + length - 1 (float32), or null. */
   queryScales(config: object | string, options: { layer?: number; length: number; offset?: number }): Float32Array | null;
   /**

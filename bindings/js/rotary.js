@@ -53,7 +53,7 @@ const SCALING_OPTIONS = new Set([
   'attentionFactor', 'mscale', 'mscaleAllDim', 'truncate', 'shortFactor', 'longFactor',
 ]);
 const APPLY_OPTIONS = new Set(['heads', 'offset', 'positions']);
-const MASK_OPTIONS = new Set(['layer', 'queryLength', 'keyLength', 'offset']);
+const MASK_OPTIONS = new Set(['layer', 'queryLength', 'keyLength', 'offset', 'slidingWindow', 'chunkSize']);
 const SCALE_OPTIONS = new Set(['layer', 'length', 'offset']);
 const COS_SIN_OPTIONS = new Set(['offset', 'positions']);
 
@@ -479,11 +479,24 @@ export function attachRotaryApi(api, ctx) {
     if (queryLength * keyLength > 2 ** 31 - 1) {
       throw new RangeError(`posenc.${fn}: queryLength * keyLength must be at most 2^31 - 1, got ${queryLength * keyLength}`);
     }
-    const { info } = describeLayer(fn, config, o.layer);
-    if (info[LAYER.linearAttention] === 1) return null;
-    const window = info[LAYER.slidingWindow];
-    const chunk = info[LAYER.attentionChunk];
-    const both = info[LAYER.bidirectional] === 1;
+    let window = 0;
+    let chunk = 0;
+    let both = false;
+    if (config === null) {
+      // No config: causal, with a sliding window or chunks when given.
+      if (o.layer !== undefined) throw new TypeError(`posenc.${fn}: layer needs a config`);
+      const size = (name) => (o[name] === undefined ? 0 : checkNumber(fn, name, o[name], { integer: true, min: 1, max: 2 ** 31 - 1 }));
+      window = size('slidingWindow');
+      chunk = size('chunkSize');
+    } else {
+      const extra = o.slidingWindow !== undefined ? 'slidingWindow' : o.chunkSize !== undefined ? 'chunkSize' : null;
+      if (extra) throw new TypeError(`posenc.${fn}: ${extra} comes from the config (give config null to set it)`);
+      const { info } = describeLayer(fn, config, o.layer);
+      if (info[LAYER.linearAttention] === 1) return null;
+      window = info[LAYER.slidingWindow];
+      chunk = info[LAYER.attentionChunk];
+      both = info[LAYER.bidirectional] === 1;
+    }
     const mask = new Uint8Array(queryLength * keyLength);
     for (let i = 0; i < queryLength; i++) {
       const q = offset + i;

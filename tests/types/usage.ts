@@ -200,3 +200,8 @@ void positionsInAttention;
   ids.encode(3, 8, { positions: { data: Int32Array.of(0, 1, 2), dims: [1, 3] } });
   ids.encode(3, 8, { preset: 'fairseq', paddingMask: BigInt64Array.of(0n, 1n, 0n) });
 }
+{
+  const pm = await init();
+  const causal: Uint8Array = pm.attentionMask(null, { queryLength: 4, slidingWindow: 2 });
+  void causal;
+}
