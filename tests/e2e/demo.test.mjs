@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { launchChromium, serveStatic } from '../browser/launch.mjs';
-import { canvasInk, hoverCell, watchPage } from './page.mjs';
+import { canvasInk, hoverCell, openDemo } from './page.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
@@ -24,15 +24,7 @@ let browser;
 let server;
 let page;
 const problems = []; // console errors, page errors, failed requests
-
-async function open(options = {}, label = 'page') {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, ...options });
-  const p = await context.newPage();
-  watchPage(p, label, problems);
-  await p.goto(server.url);
-  await p.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
-  return p;
-}
+const open = (options = {}, label = 'page') => openDemo(browser, server.url, { options, label, problems, ready: ['body[data-ready="true"]'] });
 
 async function canvasHash(p, selector) {
   return p.$eval(selector, (c) => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { launchChromium, serveStatic } from '../browser/launch.mjs';
-import { canvasInk, watchPage } from './page.mjs';
+import { canvasInk, openDemo } from './page.mjs';
 import { init } from '../../dist/node.js';
 import { LAYER_MODELS, VL_MODELS } from '../../web/src/models.js';
 
@@ -25,17 +25,9 @@ let browser;
 let server;
 let page;
 const problems = []; // console errors, page errors, failed requests
+const open = (options = {}, label = 'page') => openDemo(browser, server.url, { options, label, problems, ready: ['#rope-scaling[data-ready="true"]', '#mrope[data-ready="true"]'] });
 
 const fixture = (name) => JSON.parse(readFileSync(join(root, 'tests/fixtures/rotary/models', `${name}.json`), 'utf8'));
-
-async function open(options = {}, label = 'page') {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, ...options });
-  const p = await context.newPage();
-  watchPage(p, label, problems);
-  await p.goto(server.url);
-  for (const id of ['rope-scaling', 'mrope']) await p.waitForSelector(`#${id}[data-ready="true"]`, { timeout: 30_000 });
-  return p;
-}
 
 async function shoot(p, selector, name) {
   await p.locator(selector).screenshot({ path: join(shots, `models-${name}.png`) });

@@ -46,3 +46,39 @@ export async function hoverCell(p, container, row, col) {
   const { x, y } = await cellPoint(p, container, row, col);
   await p.mouse.move(x, y);
 }
+
+/**
+ * A new page of the demo at `url` in a new context of `browser` (1200 x 900 unless `options` say
+ * otherwise), watched for problems (watchPage), once every selector in `ready` is there (the
+ * sections' data-ready="true" markers).
+ */
+export async function openDemo(browser, url, { options = {}, label = 'page', problems, ready }) {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, ...options });
+  const p = await context.newPage();
+  watchPage(p, label, problems);
+  await p.goto(url);
+  for (const selector of ready) await p.waitForSelector(selector, { timeout: 30_000 });
+  return p;
+}
+
+/** Points at cell (row, col) of a heatmap and returns the number its readout shows. */
+export async function readCell(p, container, readoutId, row, col) {
+  await hoverCell(p, container, row, col);
+  await p.waitForFunction(
+    ([id, r, c]) => {
+      const d = document.getElementById(id).dataset;
+      return d.row === String(r) && d.col === String(c);
+    },
+    [readoutId, row, col],
+  );
+  return Number(await p.locator(`#${readoutId}`).getAttribute('data-value'));
+}
+
+/** Sets an input or select and fires `input` as a user's drag or typing would, then waits two frames. */
+export async function setInput(p, selector, value) {
+  await p.locator(selector).evaluate((el, v) => {
+    el.value = String(v);
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  }, value);
+  await p.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
+}

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { launchChromium, serveStatic } from '../browser/launch.mjs';
-import { canvasInk, hoverCell, watchPage } from './page.mjs';
+import { canvasInk, openDemo, readCell, setInput } from './page.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
@@ -23,40 +23,10 @@ let browser;
 let server;
 let page;
 const problems = []; // console errors, page errors, failed requests
-
-async function open(options = {}, label = 'page') {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, ...options });
-  const p = await context.newPage();
-  watchPage(p, label, problems);
-  await p.goto(server.url);
-  for (const id of SECTIONS) await p.waitForSelector(`#${id}[data-ready="true"]`, { timeout: 30_000 });
-  return p;
-}
+const open = (options = {}, label = 'page') => openDemo(browser, server.url, { options, label, problems, ready: SECTIONS.map((id) => `#${id}[data-ready="true"]`) });
 
 async function shoot(p, id, name = id) {
   await p.locator(`#${id}`).screenshot({ path: join(shots, `issue24-${name}.png`) });
-}
-
-/** Points at cell (row, col) of a heatmap and returns the number its readout shows. */
-async function readCell(p, container, readoutId, row, col) {
-  await hoverCell(p, container, row, col);
-  await p.waitForFunction(
-    ([id, r, c]) => {
-      const d = document.getElementById(id).dataset;
-      return d.row === String(r) && d.col === String(c);
-    },
-    [readoutId, row, col],
-  );
-  return Number(await p.locator(`#${readoutId}`).getAttribute('data-value'));
-}
-
-/** Sets an input or select and fires `input` as a user's typing would, then waits two frames. */
-async function setInput(p, selector, value) {
-  await p.locator(selector).evaluate((el, v) => {
-    el.value = String(v);
-    el.dispatchEvent(new Event('input', { bubbles: true }));
-  }, value);
-  await p.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
 }
 
 /**
