@@ -234,6 +234,36 @@ export async function benchRotary({ pe, log = () => {}, quick = false, decoding 
     }
   }
 
+  // Batches (issue 25) at [4, 512, 32, 128], the size of [2048, 32, 128]: order 'bshd' and 'bhsd'
+  // (each head its own call into the core, so its sines once per head) against 'shd' of the same
+  // total; and cosSin in ONNX Runtime's cache layout into reused arrays against the plain table.
+  if (hasRotary) {
+    const [B, L, H, d] = [4, 512, 32, 128];
+    const shape = `[${B}, ${L}, ${H}, ${d}]`;
+    const x = sampleInput(B * L * H * d);
+    const offsets = [0, 1, 2, 3];
+    const rot = pe.rotary({ headDim: d });
+    const out = { cos: new Float32Array(4096 * (d / 2)), sin: new Float32Array(4096 * (d / 2)) };
+    try {
+      const [shdMs, bshdMs, bhsdMs] = await timeAlternating([
+        () => rot.apply(x, { heads: H, offset: 0 }),
+        () => rot.apply(x, { order: 'bshd', batch: B, heads: H, offset: offsets }),
+        () => rot.apply(x, { order: 'bhsd', batch: B, heads: H, offset: offsets }),
+      ], timing);
+      add(shape, "posenc rot.apply, 'shd' [2048, 32, 128]", shdMs, null, { bytes: 8 * x.length });
+      add(shape, "posenc rot.apply, order 'bshd' (ratio: vs 'shd')", bshdMs, null, { bytes: 8 * x.length, ratio: bshdMs / shdMs });
+      add(shape, "posenc rot.apply, order 'bhsd' (ratio: vs 'shd')", bhsdMs, null, { bytes: 8 * x.length, ratio: bhsdMs / shdMs });
+      target(`rot.apply ${shape} order 'bshd': <= 1.1x 'shd' of the same size`, bshdMs / shdMs, bshdMs / shdMs <= 1.1);
+      target(`rot.apply ${shape} order 'bhsd': <= 1.5x 'shd' of the same size`, bhsdMs / shdMs, bhsdMs / shdMs <= 1.5);
+      const [plainMs, ortMs] = await timeAlternating([() => rot.cosSin(4096), () => rot.cosSin(4096, { cache: 'ort', out })], timing);
+      add('4096 x 128', 'posenc cosSin', plainMs, null, { bytes: 8 * 4096 * d });
+      add('4096 x 64', "posenc cosSin, cache 'ort' + out (ratio: vs cosSin)", ortMs, null, { bytes: 4 * 4096 * d, ratio: ortMs / plainMs });
+      target("cosSin 4096 cache 'ort' + out: <= 1.5x plain cosSin", ortMs / plainMs, ortMs / plainMs <= 1.5);
+    } finally {
+      rot.dispose();
+    }
+  }
+
   // Tables at the write-once-and-copy pace.
   const tableCases = [
     ['cosSin', '4096 x 128 (x2)', 4096 * 128 * 2, 2, () => {

@@ -113,6 +113,53 @@ export interface RotaryRowOptions {
   positions?: ArrayLike<number> | readonly [ArrayLike<number>, ArrayLike<number>, ArrayLike<number>];
 }
 
+/** A tensor as ort.Tensor and transformers.js' Tensor hold one (duck-typed; location 'cpu' or absent). */
+export interface RotaryTensorLike<T> {
+  readonly data: T;
+  readonly dims: readonly number[];
+  readonly location?: string;
+}
+
+/** What rot.apply and rot.cosSin return with as: 'tensor' (`new ort.Tensor(type, data, dims)` takes it). */
+export interface RotaryFloatTensor {
+  data: Float32Array;
+  dims: number[];
+  type: 'float32';
+}
+
+/** Position ids as ONNX and transformers.js hold them: numbers, BigInts, int64 / int32 / uint32 arrays. */
+export type RotaryIds = ArrayLike<number> | ArrayLike<bigint> | BigInt64Array | Int32Array | Uint32Array;
+
+/** rot.apply's order of x's axes: [seq, heads, headDim], [batch, seq, heads, headDim], [batch, heads, seq, headDim]. */
+export type RotaryOrder = 'shd' | 'bshd' | 'bhsd';
+
+/** The rows of each sequence of a batch (issue 25). */
+export interface RotarySequenceOptions {
+  /** Position of row 0 of every sequence, or one per sequence. Default 0. */
+  offset?: number | RotaryIds | RotaryTensorLike<RotaryIds>;
+  /**
+   * As RotaryRowOptions' positions for every sequence, or one row per sequence: [batch, seq] (HF's
+   * position_ids: an Array of rows, a flat list, or a tensor); for a multimodal RoPE [3, batch, seq].
+   */
+  positions?: RotaryIds | readonly RotaryIds[] | RotaryTensorLike<RotaryIds>;
+  /** Sequences (default 1, or from x's dims, an offset list or a positions tensor). */
+  batch?: number;
+}
+
+export interface RotaryApplyOptions extends RotarySequenceOptions {
+  /** Heads of x (required without dims; else it must agree with them). */
+  heads?: number;
+  /** 'shd' (default), 'bshd' or 'bhsd'. */
+  order?: RotaryOrder;
+}
+
+export interface RotaryCosSinOptions extends RotarySequenceOptions {
+  /** 'hf' (default): [seq, rotaryDim], Hugging Face's; 'ort': [seq, rotaryDim / 2], ONNX Runtime's cos_cache / sin_cache. */
+  cache?: 'hf' | 'ort';
+  /** Arrays to write into (each batch * length * width floats); they are returned. */
+  out?: { cos: Float32Array; sin: Float32Array };
+}
+
 /** A rotary embedding owning wasm memory: call dispose() when done. */
 export interface Rotary {
   /** The pe.rotaryModelTypes row that read the config (null for explicit options). */
@@ -147,8 +194,17 @@ export interface Rotary {
    * (positions < 2^24).
    */
   apply(x: Float32Array, options: RotaryRowOptions & { heads: number }): Float32Array;
+  /** A batch ('bshd', 'bhsd'), per-sequence offsets or positions: every order gives the bits of the 'shd' calls it stands for. */
+  apply(x: Float32Array, options: RotaryApplyOptions & { heads: number; as?: 'array' }): Float32Array;
+  /** x a tensor: its dims give the shape of the order (x.dims [seq, heads, headDim] for 'shd'). Returns x. */
+  apply<T extends RotaryTensorLike<Float32Array>>(x: T, options?: RotaryApplyOptions & { as?: 'array' }): T;
+  apply(x: Float32Array, options: RotaryApplyOptions & { heads: number; as: 'tensor' }): RotaryFloatTensor;
+  apply(x: RotaryTensorLike<Float32Array>, options: RotaryApplyOptions & { as: 'tensor' }): RotaryFloatTensor;
   /** cos and sin, Float32Array(length * rotaryDim) each, in Hugging Face's layout, times attentionScaling. */
   cosSin(length: number, options?: RotaryRowOptions): { cos: Float32Array; sin: Float32Array };
+  /** Per sequence [batch, length, width], ONNX Runtime's cache layout (width rotaryDim / 2), into out. */
+  cosSin(length: number, options?: RotaryCosSinOptions & { as?: 'array' }): { cos: Float32Array; sin: Float32Array };
+  cosSin(length: number, options: RotaryCosSinOptions & { as: 'tensor' }): { cos: RotaryFloatTensor; sin: RotaryFloatTensor };
   dispose(): void;
   [Symbol.dispose](): void;
 }

@@ -17,7 +17,9 @@ import {
   checkNumberList,
   checkOptionsObject,
   float64Entries,
+  isTensorLike,
   rangeError,
+  readTensor,
   typeError,
 } from './check.js';
 import { ownHandle } from './lifetime.js';
@@ -52,10 +54,15 @@ const SCALING_OPTIONS = new Set([
   'type', 'factor', 'originalMaxPositions', 'lowFreqFactor', 'highFreqFactor', 'betaFast', 'betaSlow',
   'attentionFactor', 'mscale', 'mscaleAllDim', 'truncate', 'shortFactor', 'longFactor',
 ]);
-const APPLY_OPTIONS = new Set(['heads', 'offset', 'positions']);
+const APPLY_OPTIONS = new Set(['heads', 'offset', 'positions', 'order', 'batch', 'as']);
 const MASK_OPTIONS = new Set(['layer', 'queryLength', 'keyLength', 'offset', 'slidingWindow', 'chunkSize']);
 const SCALE_OPTIONS = new Set(['layer', 'length', 'offset']);
-const COS_SIN_OPTIONS = new Set(['offset', 'positions']);
+const COS_SIN_OPTIONS = new Set(['offset', 'positions', 'batch', 'cache', 'out', 'as']);
+// rot.apply's orders of x's axes (batch, seq, heads, headDim) and rot.cosSin's table layouts: Hugging
+// Face's [seq, rotaryDim], ONNX Runtime's cos_cache / sin_cache [seq, rotaryDim / 2].
+const ORDERS = ['shd', 'bshd', 'bhsd'];
+const FORMS = ['array', 'tensor'];
+const CACHES = ['hf', 'ort'];
 
 // Field indices of the records rotary_bindings.cpp reads (RotaryField, RowsField).
 const OPTION = {
@@ -375,19 +382,104 @@ export function attachRotaryApi(api, ctx) {
       });
     };
 
-    /** Rotates x ([L, heads, headDim] float32, row-major) in place and returns it. */
+    /**
+     * The row options of each of `batch` sequences of `length` rows: offset a number (every
+     * sequence) or one per sequence; positions one row (or [t, h, w]) for every sequence, or one per
+     * sequence: [batch, seq] (Array of rows, flat list or tensor), [3, batch, seq] for a multimodal
+     * RoPE (as Hugging Face's position_ids). A tensor's dims must agree.
+     */
+    function sequences(fn, o, batch, length) {
+      let { offset, positions } = o;
+      if (offset !== undefined && typeof offset !== 'number') {
+        const list = checkNumberList(fn, 'offset', offset, batch, { per: 'sequence' });
+        offset = Array.from(float64Entries(fn, 'offset', list, batch));
+      }
+      if (positions === undefined || (batch === 1 && !isTensorLike(positions))) {
+        return Array.from({ length: batch }, (_, b) => ({ offset: Array.isArray(offset) ? offset[b] : offset, positions }));
+      }
+      if (offset !== undefined) throw new TypeError(`posenc.${fn}: give offset or positions, not both`);
+      let data = positions;
+      let dims = null;
+      if (isTensorLike(positions)) ({ data, dims } = readTensor(fn, 'positions', positions));
+      else if (Array.isArray(positions) && typeof positions[0] === 'object') {
+        data = positions.flatMap((row, r) => Array.from(checkNumberList(fn, `positions[${r}]`, row, positions[0].length)));
+      }
+      const flat = checkPositions(fn, checkNumberList(fn, 'positions', data), data.length).positions;
+      // Shared by every sequence ([seq]; [3, seq] multimodal), or one per sequence ([batch, seq];
+      // [3, batch, seq] multimodal, HF's layout: the t rows of every sequence, then h, then w).
+      const m = mropeSection !== null ? 3 : 1;
+      const n = flat.length;
+      const shared = n === length || n === m * length;
+      if (!(shared || n === batch * length || n === m * batch * length) || (dims && dims.at(-1) !== length)) {
+        const lead = m > 1 ? '3, ' : '';
+        throw new RangeError(`posenc.${fn}: positions must be [seq] or [${lead}batch, seq] = [${lead}${batch}, ${length}], got ${dims ? `dims [${dims}]` : `${n} entries`}`);
+      }
+      return Array.from({ length: batch }, (_, b) => {
+        if (shared) return { positions: flat };
+        if (n === batch * length) return { positions: flat.subarray(b * length, (b + 1) * length) };
+        const rows = new Float64Array(3 * length);
+        for (let k = 0; k < 3; k++) rows.set(flat.subarray((k * batch + b) * length, (k * batch + b + 1) * length), k * length);
+        return { positions: rows };
+      });
+    }
+
+    /** A size option that must agree with the tensor's dims (or is taken from them). */
+    function agree(fn, name, given, fromDims) {
+      if (given === undefined) return fromDims;
+      const v = checkNumber(fn, name, given, { integer: true, min: 1 });
+      if (fromDims != null && v !== fromDims) throw new RangeError(`posenc.${fn}: ${name} must agree with x.dims (${fromDims}), got ${v}`);
+      return v;
+    }
+
+    /**
+     * Rotates x in place and returns it: x [seq, heads, headDim] ('shd', the default), [batch, seq,
+     * heads, headDim] ('bshd') or [batch, heads, seq, headDim] ('bhsd') float32, row-major, or a
+     * tensor { data, dims } of those dims; as: 'tensor' returns { data, dims, type }.
+     */
     rot.apply = function apply(input, options) {
       const fn = 'rotary.apply';
       const h = live('apply');
-      const x = checkFloat32Array(fn, 'x', input);
       const o = checkOptionsObject(fn, options, APPLY_OPTIONS);
-      // No default: a [L, heads, headDim] array taken as one head would rotate by the wrong positions.
-      if (o.heads === undefined) throw typeError(fn, 'heads', 'given: x is [length, heads, headDim] (an integer number, no default)', undefined);
-      const heads = checkNumber(fn, 'heads', o.heads, { integer: true, min: 1 });
-      const rowFloats = heads * headDim;
-      if (x.length === 0 || x.length % rowFloats !== 0) {
-        throw new RangeError(`posenc.${fn}: x must hold length * heads * headDim floats (a positive multiple of ${rowFloats}), got ${x.length}`);
+      const order = o.order === undefined ? 0 : checkEnum(fn, 'order', o.order, ORDERS);
+      let x = input;
+      let dims;
+      if (isTensorLike(input)) {
+        ({ data: x, dims } = readTensor(fn, 'x', input));
+        x = checkFloat32Array(fn, 'x.data', x);
+        const rank = order ? 4 : 3;
+        if (dims.length !== rank || dims[rank - 1] !== headDim || x.length === 0) {
+          throw new RangeError(`posenc.${fn}: x.dims must be ${ORDERS[order]} = [${[...ORDERS[order]]}] with d = ${headDim}, got [${dims}]`);
+        }
+      } else {
+        x = checkFloat32Array(fn, 'x', input);
+        // No default: a [L, heads, headDim] array taken as one head would rotate by the wrong positions.
+        if (o.heads === undefined) throw typeError(fn, 'heads', 'given: x is [length, heads, headDim] (an integer number, no default)', undefined);
       }
+      if (!order && o.batch !== undefined) throw new TypeError(`posenc.${fn}: batch goes with order 'bshd' or 'bhsd'`);
+      const heads = agree(fn, 'heads', o.heads, dims && dims[order === 2 ? 1 : order ? 2 : 1]);
+      const batch = agree(fn, 'batch', o.batch, dims && (order ? dims[0] : 1)) ?? 1;
+      const sequenceFloats = batch * heads * headDim;
+      if (x.length === 0 || x.length % sequenceFloats !== 0) {
+        throw new RangeError(`posenc.${fn}: x must hold ${order ? 'batch * ' : ''}length * heads * headDim floats (a positive multiple of ${sequenceFloats}), got ${x.length}`);
+      }
+      const length = x.length / sequenceFloats;
+      const each = sequences(fn, o, batch, length);
+      const block = length * heads * headDim;
+      for (let b = 0; b < batch; b++) {
+        const xb = x.subarray(b * block, (b + 1) * block);
+        // bhsd: each head's [seq, headDim] rows rotate as one head of 'shd' (the same bits).
+        if (order === 2) for (let k = 0; k < heads; k++) rotateRows(fn, h, xb.subarray(k * length * headDim, (k + 1) * length * headDim), 1, each[b]);
+        else rotateRows(fn, h, xb, heads, each[b]);
+      }
+      if (o.as !== undefined && checkEnum(fn, 'as', o.as, FORMS)) {
+        return { data: x, dims: dims ?? (order === 2 ? [batch, heads, length, headDim] : [batch, length, heads, headDim].slice(order ? 0 : 1)), type: 'float32' };
+      }
+      return input;
+    };
+
+    /** Rotates x ([L, heads, headDim]) in place at one sequence's rows (offset or positions). */
+    function rotateRows(fn, h, x, heads, o) {
+      const rowFloats = heads * headDim;
       const rows = resolveRows(fn, x.length / rowFloats, o);
       if (rows.positions === null && !rows.mrope && x.length <= SCRATCH_FLOATS) {
         // One chunk (a decoding step): no subarray views, closures or record array.
@@ -406,7 +498,7 @@ export function attachRotaryApi(api, ctx) {
         heap[q + ROWS.mrope] = 0;
         if (h.apply(base + dataBytes) !== 0) throw familyError(fn, h);
         x.set(Module.HEAPF32.subarray(base / 4, base / 4 + x.length));
-        return input;
+        return;
       }
       runRows(fn, rows, rowFloats, rowFloats, (r0, n, dataPtr, record, recordPtr) => {
         const from = r0 * rowFloats;
@@ -417,28 +509,69 @@ export function attachRotaryApi(api, ctx) {
         if (h.apply(recordPtr) !== 0) throw familyError(fn, h);
         x.set(Module.HEAPF32.subarray(dataPtr / 4, dataPtr / 4 + count), from);
       });
-      return input;
-    };
+    }
 
-    /** { cos, sin }: Float32Array(length * rotaryDim) each, in Hugging Face's layout. */
+    /**
+     * { cos, sin } of each sequence (row options in `each`) one after the other, `width` floats a
+     * row: rotaryDim (Hugging Face's layout) or rotaryDim / 2 (ONNX Runtime's cache: the first half
+     * of a 'half' / 'deinterleave' row, the even entries of an 'interleaved' one). Into `out`'s
+     * arrays, else new Float32Arrays (made here only).
+     */
+    function tables(fn, h, length, each, width, out) {
+      const size = each.length * length * width;
+      const { cos, sin } = out ?? { cos: new Float32Array(size), sin: new Float32Array(size) };
+      const step = width < rotaryDim && layout === 'interleaved' ? 2 : 1;
+      each.forEach((o, b) => {
+        runRows(fn, resolveRows(fn, length, o), 2 * rotaryDim, rotaryDim, (r0, n, dataPtr, record, recordPtr) => {
+          const count = n * rotaryDim;
+          record[ROWS.out2] = dataPtr + count * 4;
+          Module.HEAPF64.set(record, recordPtr / 8);
+          if (h.cosSin(recordPtr) !== 0) throw familyError(fn, h);
+          const heap = Module.HEAPF32;
+          const at = (b * length + r0) * width;
+          if (width === rotaryDim) {
+            cos.set(heap.subarray(dataPtr / 4, dataPtr / 4 + count), at);
+            sin.set(heap.subarray(dataPtr / 4 + count, dataPtr / 4 + 2 * count), at);
+            return;
+          }
+          for (let r = 0, i = at; r < n; r++) {
+            for (let j = dataPtr / 4 + r * rotaryDim, end = j + width * step; j < end; j += step, i++) {
+              cos[i] = heap[j];
+              sin[i] = heap[j + count];
+            }
+          }
+        });
+      });
+      return { cos, sin };
+    }
+
+    /**
+     * { cos, sin } of [length, width] per sequence ([batch, length, width] for per-sequence offsets
+     * or positions): width rotaryDim (cache 'hf', Hugging Face's) or rotaryDim / 2 ('ort', ONNX
+     * Runtime's cos_cache: one value per frequency), into out's arrays when given.
+     */
     rot.cosSin = function cosSin(length, options) {
       const fn = 'rotary.cosSin';
       const h = live('cosSin');
       checkNumber(fn, 'length', length, { integer: true, min: 1, max: Math.floor((2 ** 31 - 1) / rotaryDim) });
       const o = checkOptionsObject(fn, options, COS_SIN_OPTIONS);
-      const rows = resolveRows(fn, length, o);
-      const cos = new Float32Array(length * rotaryDim);
-      const sin = new Float32Array(length * rotaryDim);
-      runRows(fn, rows, 2 * rotaryDim, rotaryDim, (r0, n, dataPtr, record, recordPtr) => {
-        const count = n * rotaryDim;
-        record[ROWS.out2] = dataPtr + count * 4;
-        Module.HEAPF64.set(record, recordPtr / 8);
-        if (h.cosSin(recordPtr) !== 0) throw familyError(fn, h);
-        const heap = Module.HEAPF32;
-        cos.set(heap.subarray(dataPtr / 4, dataPtr / 4 + count), r0 * rotaryDim);
-        sin.set(heap.subarray(dataPtr / 4 + count, dataPtr / 4 + 2 * count), r0 * rotaryDim);
-      });
-      return { cos, sin };
+      const ort = o.cache !== undefined && checkEnum(fn, 'cache', o.cache, CACHES) === 1;
+      const tensor = o.as !== undefined && checkEnum(fn, 'as', o.as, FORMS) === 1;
+      // The batch: given, else the number of offsets or the batch axis of a positions tensor.
+      const p = o.positions;
+      const known = o.offset !== null && typeof o.offset === 'object' ? o.offset.length
+        : isTensorLike(p) && Array.isArray(p.dims) && p.dims.length === (mropeSection !== null ? 3 : 2) ? p.dims.at(-2) : undefined;
+      const batch = o.batch === undefined ? known ?? 1 : checkNumber(fn, 'batch', o.batch, { integer: true, min: 1 });
+      const width = ort ? rotaryDim / 2 : rotaryDim;
+      const each = sequences(fn, o, batch, length);
+      const out = o.out && { cos: checkFloat32Array(fn, 'out.cos', o.out.cos), sin: checkFloat32Array(fn, 'out.sin', o.out.sin) };
+      for (const k in out) {
+        if (out[k].length !== batch * length * width) throw rangeError(fn, `out.${k}.length`, `batch * length * ${width} = ${batch * length * width}`, out[k].length);
+      }
+      const result = tables(fn, h, length, each, width, out);
+      if (!tensor) return result;
+      const d = batch === 1 && known === undefined ? [length, width] : [batch, length, width];
+      return { cos: { data: result.cos, dims: d, type: 'float32' }, sin: { data: result.sin, dims: [...d], type: 'float32' } };
     };
     return Object.freeze(ctx.guardMethods(rot, 'rotary.'));
   }

@@ -32,26 +32,6 @@ export function positionIds(ort, ropeIndex, config, { inputIds, attentionMask, i
 }
 
 /**
- * posenc's cos / sin of every sequence of the batch, laid out as the graph's [B, L, headDim]:
- * rot.cosSin(L, { positions: one Float64Array of 3 L (the t row, then h, then w) }) per sequence.
- */
-export function posencCosSin(rot, positions /* BigInt64Array [3, B, L] */, batch, length) {
-  const d = rot.headDim;
-  const cos = new Float32Array(batch * length * d);
-  const sin = new Float32Array(batch * length * d);
-  const rows = new Float64Array(3 * length);
-  for (let b = 0; b < batch; b++) {
-    for (let axis = 0; axis < 3; axis++) {
-      for (let i = 0; i < length; i++) rows[axis * length + i] = Number(positions[(axis * batch + b) * length + i]);
-    }
-    const one = rot.cosSin(length, { positions: rows });
-    cos.set(one.cos, b * length * d);
-    sin.set(one.sin, b * length * d);
-  }
-  return { cos, sin };
-}
-
-/**
  * The whole path on mrope_qwen2vl.json (parsed): token ids and mask as int64 tensors -> ropeIndex
  * -> ort.Tensor -> the graph; returns what the example prints and the test checks.
  */
@@ -63,12 +43,13 @@ export async function runRopeIndex(ort, ropeIndex, pe, session, fixture) {
     attentionMask,
     imageGridThw: fixture.imageGridThw,
   });
-  const [, batch, length] = tensor.dims;
+  const length = tensor.dims[2];
   const out = await session.run({ position_ids: tensor });
   const rot = pe.rotary({ config: fixture.config }); // the same config.json: mrope_section [2, 3, 3]
   let mine;
   try {
-    mine = posencCosSin(rot, tensor.data, batch, length);
+    // The int64 [3, B, L] tensor as it is: cos / sin [B, L, headDim], one sequence after another.
+    mine = rot.cosSin(length, { positions: tensor });
   } finally {
     rot.dispose();
   }

@@ -136,6 +136,13 @@ async function families(fromMain: boolean) {
   const fromConfig = pe.rotary({ config: { rope_theta: 500000, hidden_size: 4096, num_attention_heads: 32 }, layout: 'half' });
   const q: Float32Array = rot.apply(new Float32Array(2 * 4 * 128), { heads: 4, offset: 10 });
   const { cos, sin } = rot.cosSin(16, { positions: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] });
+  const qt = { data: new Float32Array(2 * 4 * 3 * 128), dims: [2, 4, 3, 128], location: 'cpu' };
+  const same: typeof qt = rot.apply(qt, { order: 'bhsd', positions: { data: new BigInt64Array(6), dims: [2, 3] } });
+  const qd: Float32Array = rot.apply(new Float32Array(2 * 3 * 4 * 128), { order: 'bshd', batch: 2, heads: 4, offset: [0, 5], as: 'tensor' }).data;
+  const ortCache: Float32Array = rot.cosSin(3, { offset: new Int32Array([0, 5]), cache: 'ort', out: { cos: new Float32Array(384), sin: new Float32Array(384) } }).cos;
+  const dims: number[] = rot.cosSin(3, { positions: [[0, 1, 2], [4, 5, 6]], as: 'tensor' }).sin.dims;
+  // @ts-expect-error no such order
+  rot.apply(qt, { order: 'sbhd' });
   const llama = pe.rotary({ preset: 'llama-3.1-8b' });
   const neox = pe.rotary({ config: { ...pe.rotaryPresets['gpt-neox-20b'], rotary_pct: 0.5 } });
   llama.dispose();
