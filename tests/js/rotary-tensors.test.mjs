@@ -88,6 +88,34 @@ for (const simd of [true, false]) {
       });
     }
 
+    test("bhsd in chunks (sequences longer than the 256 KB scratch): the core's heads-major rows give the bits of shd", () => {
+      // 300 rows x 4 heads x 128 (and QWENVL's 32): several chunks per sequence, each head's slab
+      // copied in and out; offsets, explicit positions, three multimodal rows.
+      for (const [name, options] of [['llama-2-7b', { preset: 'llama-2-7b' }], ['gpt-j-6b', { preset: 'gpt-j-6b' }], ['qwen2-vl', { config: QWENVL }]]) {
+        const rot = pe.rotary(options);
+        try {
+          const [Bl, Sl, Hl, D] = [2, 300, name === 'qwen2-vl' ? 16 : 4, rot.headDim];
+          const x = data(Bl * Sl * Hl * D, 3);
+          const plain = (b) => Array.from({ length: Sl }, (_, i) => (i * 7 + 13 * b) % 4099);
+          const mm = (b) => [0, 1, 2].map((k) => Array.from({ length: Sl }, (_, i) => (i * (k + 1) + 5 * b) % 900));
+          const cases = name === 'qwen2-vl'
+            ? [[(b) => ({ positions: mm(b) })]]
+            : [[(b) => ({ offset: [3, 5000][b] })], [(b) => ({ positions: plain(b) })]];
+          for (const [optionsOf] of cases) {
+            const expected = perSequence(rot, x, Bl, Hl, optionsOf);
+            const t = swapSeqHeads(x, Bl, Sl, Hl, D);
+            for (let b = 0; b < Bl; b++) {
+              const block = t.subarray(b * Sl * Hl * D, (b + 1) * Sl * Hl * D);
+              rot.apply(block, { order: 'bhsd', heads: Hl, ...optionsOf(b) });
+            }
+            sameBits(swapSeqHeads(t, Bl, Hl, Sl, D), expected);
+          }
+        } finally {
+          rot.dispose();
+        }
+      }
+    });
+
     test('multimodal RoPE: positions [3, batch, seq] as Hugging Face holds them', () => {
       const rot = pe.rotary({ config: QWENVL });
       try {
