@@ -390,6 +390,8 @@ export function attachRotaryApi(api, ctx) {
      */
     function sequences(fn, o, batch, length) {
       let { offset, positions } = o;
+      // position_ids of a batch of one, [1, seq] as an Array of one row.
+      if (batch === 1 && Array.isArray(positions) && positions.length === 1 && typeof positions[0] === 'object') positions = positions[0];
       if (offset !== undefined && typeof offset !== 'number') {
         const list = checkNumberList(fn, 'offset', offset, batch, { per: 'sequence' });
         offset = Array.from(float64Entries(fn, 'offset', list, batch));

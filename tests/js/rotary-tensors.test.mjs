@@ -77,6 +77,9 @@ for (const simd of [true, false]) {
             const bhsd = rot.apply({ data: swapSeqHeads(x, B, S, H, D), dims: [B, H, S, D] }, { order: 'bhsd', heads: H, as: 'tensor', ...options });
             sameBits(swapSeqHeads(bhsd.data, B, H, S, D), expected);
           }
+          // position_ids [1, seq] as an Array of one row: that row.
+          const row = ids[2];
+          sameBits(rot.apply(x.slice(0, S * H * D), { heads: H, positions: [row] }), rot.apply(x.slice(0, S * H * D), { heads: H, positions: row }));
           // shd given as a tensor, and one sequence of bshd, are today's call.
           const one = x.subarray(0, S * H * D);
           const expected = rot.apply(one.slice(), { heads: H, offset: 3 });
