@@ -17,8 +17,8 @@
 // tests/fixtures/alibi/gen_alibi_models.py holds the ports and PyTorch's values.
 
 import { checkEnum, checkNumber, checkOptionsObject, parseConfig, typeError } from './check.js';
-import { bfloat16Bits, float16Bits, float16View } from './float16.js';
-import { readIntegers } from './tensor.js';
+import { bfloat16Bits, FLOAT_DTYPES, float16Bits, float16View } from './float16.js';
+import { OUTPUT_FORMS, readIntegers } from './tensor.js';
 
 const f32 = Math.fround;
 const F32 = new Float32Array(1);
@@ -98,7 +98,6 @@ export function readAlibiConfig(fn, c) {
 }
 
 const MODEL_BIAS_OPTIONS = new Set(['model', 'config', 'heads', 'attentionMask', 'batch', 'alibiBiasMax', 'dtype', 'as']);
-const FLOAT_DTYPES = ['float32', 'float16', 'bfloat16'];
 
 /**
  * The ALiBi bias a model's own code builds (posenc/relative's alibiModelBias): BLOOM / Falcon
@@ -145,7 +144,7 @@ export function alibiModelBias(keyLength, options) {
   const rows = model === 2 ? heads : batch * heads;
   if (rows * keys > 2 ** 31 - 1) throw new RangeError(`posenc.${fn}: the bias would hold ${rows * keys} values, more than 2^31 - 1`);
   const dtype = o.dtype === undefined ? 0 : checkEnum(fn, 'dtype', o.dtype, FLOAT_DTYPES);
-  const tensor = o.as === undefined ? false : checkEnum(fn, 'as', o.as, ['array', 'tensor']) === 1;
+  const tensor = o.as === undefined ? false : checkEnum(fn, 'as', o.as, OUTPUT_FORMS) === 1;
   const values = new Float32Array(rows * keys);
   writeModelBias(values, model, heads, keys, mask, batch, biasMax);
   let data = values;

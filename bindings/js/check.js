@@ -133,7 +133,7 @@ export function checkEnum(fn, name, value, allowed) {
 export const isTypedArray = (value) => ArrayBuffer.isView(value) && !(value instanceof DataView);
 
 export function checkAttached(fn, name, view) {
-  if (isDetached(view)) throw new TypeError(`posenc.${fn}: ${name} is backed by a detached ArrayBuffer`);
+  if (isDetached(view)) throw detachedError(fn, name);
 }
 
 /** Whether `value` is a tensor-like object: not an Array or typed array, with `data` and `dims`. */

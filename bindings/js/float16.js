@@ -42,3 +42,6 @@ export function float16View(bits) {
   const F16 = globalThis.Float16Array;
   return typeof F16 === 'function' ? new F16(bits.buffer, bits.byteOffset, bits.length) : bits;
 }
+
+/** The float dtypes of posenc/relative's outputs. */
+export const FLOAT_DTYPES = ['float32', 'float16', 'bfloat16'];

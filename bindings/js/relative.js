@@ -25,9 +25,9 @@
 // rounded float32 log (float32_log.js). tests/fixtures/relative/ holds PyTorch's own values.
 
 import { checkBoolean, checkEnum, checkFloat32Array, checkNumber, checkOptionsObject, checkTypedArray, describe, parseConfig, typeError } from './check.js';
-import { bfloat16Bits, float16Bits, float16View } from './float16.js';
+import { bfloat16Bits, FLOAT_DTYPES, float16Bits, float16View } from './float16.js';
 import { logDoubleDouble, logf } from './float32_log.js';
-import { isTensorLike, readOutputOptions, readTensor } from './tensor.js';
+import { isTensorLike, OUTPUT_FORMS, readOutputOptions, readTensor } from './tensor.js';
 
 export { ALIBI_MODELS, alibiModelBias } from './alibi_models.js';
 
@@ -39,11 +39,9 @@ const MAX_POSITION = 2 ** 31 - 1;
 const T5_OPTIONS = ['numBuckets', 'maxDistance', 'bidirectional', 'offset', 'config', 'attention'];
 const BUCKET_OPTIONS = new Set(['scheme', ...T5_OPTIONS, 'positionBuckets', 'maxRelativePositions', 'maxPositionEmbeddings', 'output', 'dtype', 'as']);
 const BIAS_OPTIONS = new Set([...T5_OPTIONS, 'out', 'as', 'dtype']);
-const FLOAT_DTYPES = ['float32', 'float16', 'bfloat16'];
 const SCHEMES = ['t5', 'deberta'];
 const ATTENTIONS = ['encoder', 'decoder'];
 const DEBERTA_OUTPUTS = ['relative', 'c2p', 'p2c'];
-const AS_FORMS = ['array', 'tensor'];
 
 /** The model types whose config.json relativeBuckets and relativeBias read, and where the keys are. */
 export const RELATIVE_MODEL_TYPES = Object.freeze(['t5', 'mt5', 'umt5', 'pix2struct', 'deberta-v2']);
@@ -353,7 +351,7 @@ export function relativeBias(table, heads, queryLength, keyLength, options) {
   if (weights.length !== expected) {
     throw fail(fn, `table must hold numBuckets * heads = ${numBuckets} * ${h} = ${expected} floats ([numBuckets, heads], relative_attention_bias.weight), got ${weights.length}`);
   }
-  const tensor = o.as === undefined ? false : checkEnum(fn, 'as', o.as, AS_FORMS) === 1;
+  const tensor = o.as === undefined ? false : checkEnum(fn, 'as', o.as, OUTPUT_FORMS) === 1;
   const dtype = o.dtype === undefined ? 0 : checkEnum(fn, 'dtype', o.dtype, FLOAT_DTYPES);
   const size = h * q * k;
   let out;
