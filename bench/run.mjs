@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark, side by side in one process, with the targets each row is held to.
-//   node bench/run.mjs [--quick] [--json FILE] [--only encode|small|layer|rotary|relative|alibi|frozen] [--no-peers]
+//   node bench/run.mjs [--quick] [--json FILE] [--only encode|small|layer|rotary|relative|alibi|threads|frozen] [--no-peers]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -134,7 +134,7 @@ function layerTargets(rows) {
   return targets;
 }
 
-const result = { env, encode: [], baseline: [], small: [], targets: [], layer: null, rotary: null, relative: null, alibi: null, frozen: null };
+const result = { env, encode: [], baseline: [], small: [], targets: [], layer: null, rotary: null, relative: null, alibi: null, threads: null, frozen: null };
 
 // The one-row calls and the RoPE decoding step first, while the process is fresh: after the
 // large tables below (hundreds of MB of arrays) the same loops measured up to 1 us slower per
@@ -195,6 +195,16 @@ if (!only || only === 'alibi') {
   alibiTargets = targets;
 }
 
+// Issue 26: the threaded build (init({ threads: 2 })) against one thread on the biggest tables.
+let threadTargets = [];
+if (!only || only === 'threads') {
+  const { benchThreads } = await import(pathToFileURL(join(here, 'threads.mjs')).href);
+  log('\n== threads: 1 against N, medians of interleaved runs');
+  const { rows, targets } = await benchThreads({ init, log, quick });
+  result.threads = rows;
+  threadTargets = targets;
+}
+
 // Issue 22: today's build against the frozen kernel (bench/frozen.mjs; the frozen copy is built on
 // first use by scripts/build-frozen.mjs), in a process of its own so that old and new start alike
 // (bench/frozen.mjs says why). Without git or the revision, the rest of the bench stands.
@@ -220,7 +230,7 @@ if (!only || only === 'frozen') {
 
 result.targets = checkTargets(result.encode, result.small);
 if (result.layer) result.targets.push(...layerTargets(result.layer));
-result.targets.push(...rotaryTargets, ...relativeTargets, ...alibiTargets, ...frozenTargets);
+result.targets.push(...rotaryTargets, ...relativeTargets, ...alibiTargets, ...threadTargets, ...frozenTargets);
 log('\n== targets');
 for (const t of result.targets) {
   log(`${t.ok ? 'MET   ' : 'MISSED'} ${t.target} (${typeof t.value === 'number' ? t.value.toPrecision(3) : t.value})`);

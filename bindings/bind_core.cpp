@@ -47,7 +47,22 @@ int heap_in_use() {
   return static_cast<int>(mallinfo().uordblks);
 }
 
+#ifdef __EMSCRIPTEN_PTHREADS__
+// threads in all, the caller's included (1..16): false if the pool could not be resized.
+bool set_threads(int threads) {
+  return thread_pool()->resize(threads);
+}
+#endif
+
 }  // namespace
+
+#ifdef __EMSCRIPTEN_PTHREADS__
+posenc::ThreadPool* thread_pool() {
+  static posenc::ThreadPool pool;
+  return &pool;
+}
+#endif
+
 }  // namespace posenc_bindings
 
 EMSCRIPTEN_BINDINGS(posenc_core) {
@@ -93,4 +108,7 @@ EMSCRIPTEN_BINDINGS(posenc_core) {
   function("preset", &preset);
 
   function("heapInUse", &heap_in_use);
+#ifdef __EMSCRIPTEN_PTHREADS__
+  function("setThreads", &set_threads);
+#endif
 }

@@ -81,7 +81,8 @@ class Encoder {
     posenc::RowPositions rows;
     if (posenc::Status s = q.rows(&rows); s != posenc::Status::ok) return last_.keep(s);
     return last_.keep(encoder_.encode(rows, ptr<float>(address(q.out)),
-                                      static_cast<std::size_t>(q.out_len), cache_.get()));
+                                      static_cast<std::size_t>(q.out_len), cache_.get(),
+                                      thread_pool()));
   }
 
   // data (data_len floats) = data * scale + PE, in place.
@@ -90,9 +91,9 @@ class Encoder {
     if (!(q.data_len >= 0)) return last_.keep(posenc::Status::size_mismatch);
     posenc::RowPositions rows;
     if (posenc::Status s = q.rows(&rows); s != posenc::Status::ok) return last_.keep(s);
-    return last_.keep(encoder_.add_to(rows, static_cast<float>(q.scale),
-                                      ptr<float>(address(q.data)),
-                                      static_cast<std::size_t>(q.data_len), cache_.get()));
+    return last_.keep(
+        encoder_.add_to(rows, static_cast<float>(q.scale), ptr<float>(address(q.data)),
+                        static_cast<std::size_t>(q.data_len), cache_.get(), thread_pool()));
   }
 
   // out rows = [data row (embedding_dim floats) | PE row].
@@ -104,7 +105,7 @@ class Encoder {
     return last_.keep(encoder_.concat(
         rows, ptr<const float>(address(q.data)), static_cast<std::size_t>(q.data_len),
         static_cast<std::int64_t>(q.embedding_dim), ptr<float>(address(q.out)),
-        static_cast<std::size_t>(q.out_len), cache_.get()));
+        static_cast<std::size_t>(q.out_len), cache_.get(), thread_pool()));
   }
 
   // The rotation by k: dim x dim floats (shiftMatrix) or [cos, sin] per frequency (shiftBlocks).

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "posenc/nn/layer_status.hpp"
+#include "posenc/parallel/thread_pool.hpp"
 #include "posenc/sinusoidal/spec.hpp"
 #include "posenc/status.hpp"
 
@@ -23,6 +24,16 @@ template <typename T>
 T* ptr(std::uintptr_t address) {
   return reinterpret_cast<T*>(address);
 }
+
+// The instance's worker pool in the threaded build (bind_core.cpp; setThreads sizes it), nullptr
+// in the single-threaded builds, where every call runs on the caller's thread.
+#ifdef __EMSCRIPTEN_PTHREADS__
+posenc::ThreadPool* thread_pool();
+#else
+inline posenc::ThreadPool* thread_pool() {
+  return nullptr;
+}
+#endif
 
 // A wasm32 address held in a double (exact).
 inline std::uintptr_t address(double value) {

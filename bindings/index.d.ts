@@ -148,6 +148,13 @@ export interface Encoder {
 export interface PosencSinusoidal {
   /** True when the wasm SIMD build runs, false for the baseline build. */
   readonly simd: boolean;
+  /** Threads this instance runs (the caller's included): 1, or init()'s `threads` for the threaded build. */
+  readonly threads: number;
+  /**
+   * Stops the threaded build's worker threads (a no-op with one thread); the instance then computes
+   * on the caller's thread. A Node process exits without it.
+   */
+  dispose(): void;
   /** The named presets and what each reproduces. */
   readonly presets: readonly PresetInfo[];
   /**
@@ -186,6 +193,12 @@ export interface Posenc extends PosencEncoding, LayerApi {}
 export interface InitOptions {
   /** true: require the SIMD build (throws where unsupported); false: force the baseline build. Default: detect. */
   simd?: boolean;
+  /**
+   * Threads to run, the caller's included: an integer from 1 to 16. Default 1. Above 1 loads the
+   * threaded build (SIMD + pthreads), which needs SharedArrayBuffer: Node, or a cross-origin
+   * isolated page. Results are the same bits with any number of threads.
+   */
+  threads?: number;
 }
 
 /** Loads the wasm module (the SIMD build where supported). */

@@ -79,3 +79,32 @@ set(POSENC_ENCODING_BINDINGS bindings/bind_core.cpp bindings/bind_encoder.cpp
 posenc_add_wasm_module(posenc_encoding_simd posenc ${POSENC_ENCODING_BINDINGS})
 posenc_add_wasm_module(posenc_encoding_baseline_module posenc_baseline ${POSENC_ENCODING_BINDINGS})
 set_target_properties(posenc_encoding_baseline_module PROPERTIES OUTPUT_NAME posenc_encoding_baseline)
+
+# The threaded modules (init({ threads }) with threads > 1, where SharedArrayBuffer is available):
+# SIMD + pthreads over the posenc_core_threads core. The workers run Emscripten's worker script
+# (<name>.worker.js), which imports the glue; a pool of POSENC_POOL_SIZE workers (the JS entry
+# passes threads - 1 as Module.posencPool) is started with the module, so no thread ever waits for
+# a worker to load. cmake/threads_pre.js lets the Node entry hand the glue a Worker class and
+# points the workers at the glue's own URL (bundlers rename it). Memory: shared, so growable
+# memory is still allowed (JS views are re-taken after every call: memory.js).
+if(POSENC_WASM_THREADS)
+  set(POSENC_THREADS_LINK_OPTIONS
+    -pthread
+    "SHELL:-sPTHREAD_POOL_SIZE='Module[\"posencPool\"]'"
+    -Wno-pthreads-mem-growth
+    "SHELL:--pre-js ${CMAKE_CURRENT_LIST_DIR}/threads_pre.js"
+    "SHELL:--js-library ${CMAKE_CURRENT_LIST_DIR}/threads_library.js"
+  )
+  foreach(entry IN ITEMS posenc posenc_encoding)
+    if(entry STREQUAL "posenc")
+      set(sources ${POSENC_BINDINGS})
+    else()
+      set(sources ${POSENC_ENCODING_BINDINGS})
+    endif()
+    posenc_add_wasm_module(${entry}_threads posenc_core_threads ${sources})
+    target_compile_options(${entry}_threads PRIVATE -pthread)
+    target_link_options(${entry}_threads PRIVATE ${POSENC_THREADS_LINK_OPTIONS})
+    set_property(TARGET ${entry}_threads APPEND PROPERTY LINK_DEPENDS
+                 ${CMAKE_CURRENT_LIST_DIR}/threads_pre.js ${CMAKE_CURRENT_LIST_DIR}/threads_library.js)
+  endforeach()
+endif()

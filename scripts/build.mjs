@@ -36,8 +36,10 @@ const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, env, stdio: 'inh
 
 run('emcmake', ['cmake', '-S', '.', '-B', build, '-G', 'Ninja', '-DCMAKE_BUILD_TYPE=Release', '-DPOSENC_BUILD_TESTS=OFF', '-DPOSENC_WASM_CLOSURE=ON']);
 // The main entry's modules (every binding) and posenc/encoding's (no transformer).
-const modules = ['posenc_simd', 'posenc_baseline', 'posenc_encoding_simd', 'posenc_encoding_baseline'];
-const targets = ['posenc_simd', 'posenc_baseline_module', 'posenc_encoding_simd', 'posenc_encoding_baseline_module'];
+// The threaded builds (SIMD + pthreads, init({ threads }) > 1) add a worker script each.
+const threaded = ['posenc_threads', 'posenc_encoding_threads'];
+const modules = ['posenc_simd', 'posenc_baseline', 'posenc_encoding_simd', 'posenc_encoding_baseline', ...threaded];
+const targets = ['posenc_simd', 'posenc_baseline_module', 'posenc_encoding_simd', 'posenc_encoding_baseline_module', ...threaded];
 run('cmake', ['--build', build, '--target', ...targets]);
 
 // The API bundles: names are mangled, except the attach* function of each family (the size test
@@ -101,6 +103,15 @@ for (const name of modules) {
   copyFileSync(join(build, `${name}.wasm`), join(dist, `${name}.wasm`));
   const source = join(build, `${name}.mjs`);
   await writeMinified(readFileSync(source, 'utf8'), `${name}.mjs`, { sources: relative(dist, source), options: GLUE_TERSER_OPTIONS });
+  if (threaded.includes(name)) {
+    const worker = join(build, `${name}.worker.js`);
+    await writeMinified(readFileSync(worker, 'utf8'), `${name}.worker.js`, { sources: relative(dist, worker), options: GLUE_TERSER_OPTIONS });
+  }
+}
+// Node's worker_threads behind the Web Worker interface, loaded by the Node entries' threaded init.
+{
+  const source = join(jsDir, 'node_threads.mjs');
+  await writeMinified(readFileSync(source, 'utf8'), 'posenc_node_threads.mjs', { sources: relative(dist, source), options: API_TERSER_OPTIONS });
 }
 for (const name of entries) {
   const { code, map } = await bundleEntry(name);
@@ -108,10 +119,12 @@ for (const name of entries) {
   // What bundlers look for survived bundling and minification: each glue imported by its literal
   // name, each .wasm located by a literal new URL(..., import.meta.url).
   const written = readFileSync(join(dist, name), 'utf8');
-  const glues = [...written.matchAll(/\bimport\(["']\.\/(\w+)\.mjs["']\)/g)].map((m) => m[1]);
+  const glues = [...written.matchAll(/\bimport\(["']\.\/(\w+)\.mjs["']\)/g)].map((m) => m[1]).filter((g) => g !== 'posenc_node_threads');
   const wasms = [...written.matchAll(/\bnew URL\(["']\.\/(\w+)\.wasm["'],\s*import\.meta\.url\)/g)].map((m) => m[1]);
-  if (glues.length !== 2 || glues.join() !== wasms.join() || glues.some((g) => !modules.includes(g))) {
-    throw new Error(`dist/${name}: expected import('./x.mjs') and new URL('./x.wasm', import.meta.url) for two builds, got ${glues} / ${wasms}`);
+  // (The browser entries' threaded build locates its own .wasm: the glue holds that literal.)
+  const located = glues.filter((g) => wasms.includes(g) || (threaded.includes(g) && name.includes('browser')));
+  if (glues.length !== 3 || located.length !== 3 || glues.some((g) => !modules.includes(g))) {
+    throw new Error(`dist/${name}: expected import('./x.mjs') and new URL('./x.wasm', import.meta.url) for three builds, got ${glues} / ${wasms}`);
   }
 }
 // posenc/multimodal and posenc/relative: plain JavaScript, no glue.

@@ -11,7 +11,7 @@
 // scratch/copyOut/withBuffers: the instance's memory helpers (memory.js). Objects owning wasm
 // memory get their lifetime from lifetime.js; argument checks come from check.js.
 
-import { typeError } from './check.js';
+import { rangeError, typeError } from './check.js';
 import { readCore } from './core.js';
 import { createScratch } from './memory.js';
 
@@ -62,9 +62,10 @@ function createGuard(afterCall) {
  * attaches, e.g. [attachEncoderApi, attachLayerApi, attachModelApi] (the entry decides which, so
  * an entry without the transformer loads none of its JavaScript).
  */
-export function createApi(Module, { simd, families }) {
+export function createApi(Module, { simd, threads = 1, families }) {
   const ctx = createContext(Module);
-  const api = { simd };
+  // dispose(): stops the threaded build's workers (a process exits without it: they do not hold it).
+  const api = { simd, threads, dispose: () => threads > 1 && Module.posencStop() };
   // The Emscripten module, for the tests (heap size, bound classes): not part of the API.
   Object.defineProperty(api, '_module', { value: Module });
   for (const attach of families) attach(api, ctx);
@@ -72,13 +73,17 @@ export function createApi(Module, { simd, families }) {
 }
 
 /**
- * The init() of an entry: load(simd) instantiates the chosen Emscripten module (the entry holds
- * the literal file names bundlers look for); families as for createApi.
+ * The init() of an entry: load(simd, threads) instantiates the chosen Emscripten module (the entry
+ * holds the literal file names bundlers look for); families as for createApi.
  */
 export function createInit(load, families) {
   return async function init(options) {
     const simd = chooseBuild(options);
-    return createApi(await load(simd), { simd, families });
+    const threads = chooseThreads(options, simd);
+    const Module = await load(simd, threads);
+    // The threaded build started threads - 1 workers with the module: the core's pool runs on them.
+    if (threads > 1) Module.setThreads(threads);
+    return createApi(Module, { simd, threads, families });
   };
 }
 
@@ -103,7 +108,7 @@ export function chooseBuild(options) {
     throw typeError('init', 'options', 'an object', options);
   }
   for (const key of Object.keys(options)) {
-    if (key !== 'simd') throw new TypeError(`posenc.init: unknown option '${key}' (allowed: simd)`);
+    if (key !== 'simd' && key !== 'threads') throw new TypeError(`posenc.init: unknown option '${key}' (allowed: simd, threads)`);
   }
   if (options.simd !== undefined && typeof options.simd !== 'boolean') {
     throw typeError('init', 'simd', 'a boolean', options.simd);
@@ -113,4 +118,22 @@ export function chooseBuild(options) {
     throw new Error('posenc.init: simd: true was asked for, but this engine does not support wasm SIMD');
   }
   return options.simd === undefined ? supported : options.simd;
+}
+
+/**
+ * Validates init()'s `threads` (every thread, the caller's included, as onnxruntime-web counts)
+ * and returns how many to run: 1 unless asked for.
+ */
+function chooseThreads(options, simd) {
+  const threads = options?.threads;
+  if (threads === undefined || threads === 1) return 1;
+  if (typeof threads !== 'number') throw typeError('init', 'threads', 'an integer from 1 to 16', threads);
+  if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
+    throw rangeError('init', 'threads', 'an integer from 1 to 16', threads);
+  }
+  if (!simd) throw new RangeError('posenc.init: threads > 1 runs the SIMD build only, not simd: false');
+  if (typeof SharedArrayBuffer !== 'function' || globalThis.crossOriginIsolated === false) {
+    throw new Error('posenc.init: threads > 1 needs SharedArrayBuffer: Node, or a cross-origin isolated page (docs/API.md, "Threads")');
+  }
+  return threads;
 }

@@ -14,12 +14,17 @@ export { simdSupported } from './api.js';
 const instantiate = async (glue, url) => (await glue).default({ locateFile: () => url.href });
 
 /**
- * Loads posenc. `init({ simd: false })` forces the baseline build.
- * @type {(options?: { simd?: boolean }) => Promise<object>}
+ * Loads posenc. `init({ simd: false })` forces the baseline build, `init({ threads })`
+ * runs the threaded build.
+ * @type {(options?: { simd?: boolean, threads?: number }) => Promise<object>}
  */
 export const init = createInit(
-  (simd) =>
-    simd
+  (simd, threads) =>
+    threads > 1
+      ? // The threaded build finds its .wasm and worker script itself, by the literal
+        // new URL('./x', import.meta.url) forms bundlers follow (a locateFile would have to tell them apart).
+        import('./posenc_threads.mjs').then((glue) => glue.default({ posencPool: threads - 1 }))
+      : simd
       ? instantiate(import('./posenc_simd.mjs'), new URL('./posenc_simd.wasm', import.meta.url))
       : instantiate(import('./posenc_baseline.mjs'), new URL('./posenc_baseline.wasm', import.meta.url)),
   [attachEncoderApi, attachRotaryApi, attachAlibiApi, attachSincos2dApi, attachLayerApi, attachModelApi],

@@ -13,14 +13,19 @@ import { attachSincos2dApi } from './sincos2d.js';
 export { simdSupported } from './api.js';
 
 const instantiate = async (glue, url) => (await glue).default({ wasmBinary: await readFile(url) });
-
 /**
- * Loads posenc. `init({ simd: false })` forces the baseline build.
- * @type {(options?: { simd?: boolean }) => Promise<object>}
+ * Loads posenc. `init({ simd: false })` forces the baseline build, `init({ threads })`
+ * runs the threaded build.
+ * @type {(options?: { simd?: boolean, threads?: number }) => Promise<object>}
  */
 export const init = createInit(
-  (simd) =>
-    simd
+  (simd, threads) =>
+    threads > 1
+      ? // posenc_node_threads.mjs: worker_threads for the pool (loaded only here)
+        import('./posenc_node_threads.mjs').then((m) =>
+          m.instantiate(import('./posenc_threads.mjs'), new URL('./posenc_threads.wasm', import.meta.url), threads),
+        )
+      : simd
       ? instantiate(import('./posenc_simd.mjs'), new URL('./posenc_simd.wasm', import.meta.url))
       : instantiate(import('./posenc_baseline.mjs'), new URL('./posenc_baseline.wasm', import.meta.url)),
   [attachEncoderApi, attachRotaryApi, attachAlibiApi, attachSincos2dApi, attachLayerApi, attachModelApi],

@@ -21,6 +21,8 @@ export function encoderError(fn, encoder) {
  * takes a handle { encoder (the core's SinusoidalEncoder), sines, blockRows } (encoder.js).
  */
 export function createTransfer({ Module, scratch, copyOut }) {
+  // The threaded build splits a chunk's rows between its threads: a chunk per thread, times four.
+  const chunkFloats = SCRATCH_FLOATS * (Module.posencPool ? 4 * (Module.posencPool + 1) : 1);
   // A Request's rows fields (its first fields and the last): n rows from `first`, or at the
   // positions / around the zero rows written at those addresses.
   function writeRows(f64, q, n, first, positionsPtr, zeroPtr, zeroPosition, numbered) {
@@ -53,7 +55,7 @@ export function createTransfer({ Module, scratch, copyOut }) {
   function forChunks(fn, handle, rows, rowFloats, request, call, fill, drain) {
     const blockRows = handle.blockRows;
     const { positions, zeroRows, numbered } = rows;
-    let rowsPerChunk = Math.max(1, Math.floor(SCRATCH_FLOATS / rowFloats));
+    let rowsPerChunk = Math.max(1, Math.floor(chunkFloats / rowFloats));
     let lead = 0;
     if (!positions && !numbered && blockRows > 1) {
       rowsPerChunk = Math.max(blockRows, rowsPerChunk - (rowsPerChunk % blockRows));

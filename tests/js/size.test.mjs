@@ -107,3 +107,19 @@ for (const name of ['multimodal.js', 'relative.js']) {
     assert.ok(bytes < 10_000, `posenc/${name} is ${bytes} B gzipped`);
   });
 }
+
+// The threaded builds (init({ threads }) > 1), loaded only where threads run: each one's glue,
+// worker script and .wasm stay under the budget too (Node adds posenc_node_threads.mjs, counted
+// beside them). The main entry above is what every app loads, threads or not.
+for (const [build, families] of [
+  ['posenc_threads', [...ENCODING_FAMILIES, ...TRANSFORMER_FAMILIES]],
+  ['posenc_encoding_threads', ENCODING_FAMILIES],
+]) {
+  test(`the threaded build ${build} is under ${BUDGET_BYTES / 1000} KB gzipped`, () => {
+    const wasm = readFileSync(join(dist, `${build}.wasm`));
+    for (const [, embindClass] of families) assert.ok(hasClass(wasm, embindClass), `${build}: ${embindClass} (wasm) not counted`);
+    const parts = [`${build}.mjs`, `${build}.worker.js`, `${build}.wasm`, 'posenc_node_threads.mjs'].map((name) => [name, gzipped(name)]);
+    const total = report(parts);
+    assert.ok(total < BUDGET_BYTES, `${build} loads ${total} B gzipped, over the ${BUDGET_BYTES} B budget`);
+  });
+}

@@ -111,6 +111,13 @@ async function main(): Promise<void> {
   pe.encoder({ preset: 'vaswani' });
   // @ts-expect-error: simd is a boolean
   await init({ simd: 'yes' });
+  // The threaded build: a thread count, what runs, and stopping its workers.
+  const threaded: Posenc = await init({ threads: 2 });
+  const running: number = threaded.threads;
+  void running;
+  threaded.dispose();
+  // @ts-expect-error: threads is a number
+  await init({ threads: 'all' });
 
   // posenc/encoding: the same encodings, no transformer.
   const only: PosencEncoding = await initEncoding({ simd: false });

@@ -9,6 +9,7 @@
 #include <memory>
 #include <new>
 
+#include "posenc/parallel/thread_pool.hpp"
 #include "posenc/sinusoidal/encoder.hpp"
 #include "sincos/kernels.hpp"
 #include "sinusoidal/table.hpp"
@@ -354,6 +355,36 @@ Status SinusoidalEncoder::run(const RowPositions& rows, const detail::RowTarget&
   return Status::ok;
 }
 
+// Rows are split between threads in whole angle-addition blocks (block_rows_, counted from row 0:
+// the JavaScript chunks start at a block's first row) of at least 16 K values per chunk; each
+// chunk is run() on its own, without the anchor cache (which serves calls under kBulkMinRows
+// rows, never split). A chunk's rows are the same positions: first_position + r is exact for an
+// integer first position, so fractional consecutive rows are not split.
+Status SinusoidalEncoder::run_split(const RowPositions& rows, const detail::RowTarget& t,
+                                    AnchorCache* cache, ThreadPool* pool) const {
+  const std::int64_t grain =
+      std::max<std::int64_t>(kBulkMinRows, (16384 + spec_.dim - 1) / spec_.dim);
+  if (pool == nullptr || rows.count < 2 * grain ||
+      (rows.positions == nullptr && rows.first_position != std::floor(rows.first_position))) {
+    return run(rows, t, cache);
+  }
+  std::atomic<int> failed{0};
+  auto chunk = [&](std::int64_t begin, std::int64_t end) {
+    RowPositions part = rows;
+    part.count = end - begin;
+    part.first_position += static_cast<double>(begin);
+    if (part.positions != nullptr) part.positions += begin;
+    if (part.zero_rows != nullptr) part.zero_rows += begin;
+    detail::RowTarget target = t;
+    target.out += begin * t.stride;
+    if (target.embeddings != nullptr) target.embeddings += begin * t.embedding_dim;
+    const Status s = run(part, target, nullptr);
+    if (s != Status::ok) failed.store(static_cast<int>(s), std::memory_order_relaxed);
+  };
+  pool->for_each(rows.count, grain, rows.positions == nullptr ? block_rows_ : 1, chunk);
+  return static_cast<Status>(failed.load(std::memory_order_relaxed));
+}
+
 Status SinusoidalEncoder::encode_reference(const RowPositions& rows, float* out,
                                            std::size_t out_len) const {
   if (Status s = check(rows, out_len, spec_.dim); s != Status::ok) return s;
@@ -370,17 +401,18 @@ Status SinusoidalEncoder::encode_reference(const RowPositions& rows, float* out,
 }
 
 Status SinusoidalEncoder::encode(const RowPositions& rows, float* out, std::size_t out_len,
-                                 AnchorCache* cache) const {
+                                 AnchorCache* cache, ThreadPool* pool) const {
   if (Status s = check(rows, out_len, spec_.dim); s != Status::ok) return s;
   if (out == nullptr) return Status::size_mismatch;
   detail::RowTarget t;
   t.out = out;
   t.stride = spec_.dim;
-  return run(rows, t, cache);
+  return run_split(rows, t, cache, pool);
 }
 
 Status SinusoidalEncoder::add_to(const RowPositions& rows, float scale, float* embeddings,
-                                 std::size_t embeddings_len, AnchorCache* cache) const {
+                                 std::size_t embeddings_len, AnchorCache* cache,
+                                 ThreadPool* pool) const {
   if (Status s = check(rows, embeddings_len, spec_.dim); s != Status::ok) return s;
   if (!std::isfinite(scale)) return Status::invalid_scale;
   if (embeddings == nullptr) return Status::size_mismatch;
@@ -389,12 +421,12 @@ Status SinusoidalEncoder::add_to(const RowPositions& rows, float scale, float* e
   t.stride = spec_.dim;
   t.add = true;
   t.scale = scale;
-  return run(rows, t, cache);
+  return run_split(rows, t, cache, pool);
 }
 
 Status SinusoidalEncoder::concat(const RowPositions& rows, const float* embeddings,
                                  std::size_t embeddings_len, std::int64_t embedding_dim, float* out,
-                                 std::size_t out_len, AnchorCache* cache) const {
+                                 std::size_t out_len, AnchorCache* cache, ThreadPool* pool) const {
   if (status_ != Status::ok) return status_;
   if (embedding_dim < 1 || embedding_dim > kMaxElements - spec_.dim) return Status::invalid_dim;
   const std::int64_t width = embedding_dim + spec_.dim;
@@ -409,7 +441,7 @@ Status SinusoidalEncoder::concat(const RowPositions& rows, const float* embeddin
   t.offset = embedding_dim;
   t.embeddings = embeddings;
   t.embedding_dim = embedding_dim;
-  return run(rows, t, cache);
+  return run_split(rows, t, cache, pool);
 }
 
 Status encode(const Spec& spec, const RowPositions& rows, float* out, std::size_t out_len) {

@@ -37,6 +37,7 @@ struct SplitFrequencies;
 }  // namespace detail
 
 class SinusoidalEncoder;
+class ThreadPool;
 
 // Anchors (float64) of recently used blocks, kept between calls of a few consecutive rows
 // (incremental decoding, up to a few sequences at once). Made by
@@ -90,13 +91,16 @@ class SinusoidalEncoder {
   // Same contracts as the free functions in encode.hpp. With a cache made by this encoder,
   // calls of fewer than 16 consecutive rows take the angle-addition path too, reusing the
   // cache's anchors (the values are the same on every path: correctly rounded).
+  // With a pool of several threads, calls of many rows split them between its threads (each row
+  // is computed as on one thread: the same bits).
   Status encode(const RowPositions& rows, float* out, std::size_t out_len,
-                AnchorCache* cache = nullptr) const;
+                AnchorCache* cache = nullptr, ThreadPool* pool = nullptr) const;
   Status add_to(const RowPositions& rows, float scale, float* embeddings,
-                std::size_t embeddings_len, AnchorCache* cache = nullptr) const;
+                std::size_t embeddings_len, AnchorCache* cache = nullptr,
+                ThreadPool* pool = nullptr) const;
   Status concat(const RowPositions& rows, const float* embeddings, std::size_t embeddings_len,
                 std::int64_t embedding_dim, float* out, std::size_t out_len,
-                AnchorCache* cache = nullptr) const;
+                AnchorCache* cache = nullptr, ThreadPool* pool = nullptr) const;
   Status encode_reference(const RowPositions& rows, float* out, std::size_t out_len) const;
 
   // A cache for this encoder (nullptr when out of memory or when status() is not ok).
@@ -109,6 +113,9 @@ class SinusoidalEncoder {
  private:
   Status check(const RowPositions& rows, std::size_t len, std::int64_t width) const;
   Status run(const RowPositions& rows, const detail::RowTarget& target, AnchorCache* cache) const;
+  // run() over the rows, split between the pool's threads when there are enough of them.
+  Status run_split(const RowPositions& rows, const detail::RowTarget& target, AnchorCache* cache,
+                   ThreadPool* pool) const;
   std::shared_ptr<const detail::RotationTable> rotation_table() const;
   detail::SplitFrequencies split_frequencies() const;
 

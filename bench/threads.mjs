@@ -1,0 +1,71 @@
+// Issue 26: the threaded build against one thread, side by side in one process (part of `npm run
+// bench`, or `node bench/run.mjs --only threads`, or `node bench/threads.mjs [--quick]`):
+//   encode into out   100000 x 512 and 8192 x 1024, a reused output array
+//   addTo             8192 x 1024, in place
+// each by an instance with threads: 1 and one with threads: N (N = 2 unless POSENC_BENCH_THREADS
+// says otherwise), timed in alternation (bench/encode.mjs timeAlternating); the ratio is the
+// N-thread median over the 1-thread median (target <= 0.65 on two cores). Outputs are compared
+// bit for bit before anything is timed.
+import { cpus } from 'node:os';
+import { timeAlternating } from './encode.mjs';
+
+function sameBits(a, b) {
+  const x = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  const y = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+/**
+ * @param {object} o
+ * @param {(options?: object) => Promise<object>} o.init  the entry's init
+ * @returns {Promise<{ rows: object[], targets: object[] }>}
+ */
+export async function benchThreads({ init, log = () => {}, quick = false }) {
+  const threads = Number(process.env.POSENC_BENCH_THREADS) || 2;
+  const one = await init({ threads: 1 });
+  const many = await init({ threads });
+  const rows = [];
+  const targets = [];
+  const timing = quick ? { budgetMs: 200, minRuns: 3, maxRuns: 10 } : { budgetMs: 800, minRuns: 7, maxRuns: 40 };
+  log(`${cpus().length} cores; 1 thread against ${threads} threads`);
+  try {
+    const cases = [
+      ['encode into out', 100000, 512],
+      ['encode into out', 8192, 1024],
+      ['addTo', 8192, 1024],
+    ];
+    for (const [what, L, d] of cases) {
+      const n = quick ? Math.min(L, 20000) : L;
+      const shape = `${n} x ${d}`;
+      let calls;
+      if (what === 'addTo') {
+        const x1 = new Float32Array(n * d).fill(0.25);
+        const x2 = new Float32Array(n * d).fill(0.25);
+        if (!sameBits(one.addTo(x1.slice(), d), many.addTo(x2.slice(), d))) throw new Error(`${what} ${shape}: threads changed the bits`);
+        // scale 1 keeps the values bounded over repeated runs (each adds PE once more).
+        calls = [() => one.addTo(x1, d), () => many.addTo(x2, d)];
+      } else {
+        const o1 = new Float32Array(n * d);
+        const o2 = new Float32Array(n * d);
+        if (!sameBits(one.encode(n, d, { out: o1 }), many.encode(n, d, { out: o2 }))) throw new Error(`${what} ${shape}: threads changed the bits`);
+        calls = [() => one.encode(n, d, { out: o1 }), () => many.encode(n, d, { out: o2 })];
+      }
+      const ms = await timeAlternating(calls, timing);
+      const ratio = ms[1] / ms[0];
+      rows.push({ what, shape, threads, ms1: ms[0], msN: ms[1], ratio });
+      log(`${`${what} ${shape}`.padEnd(32)} 1 thread ${ms[0].toFixed(2).padStart(8)} ms   ${threads} threads ${ms[1].toFixed(2).padStart(8)} ms   ${ratio.toFixed(2)}x`);
+      targets.push({ target: `${what} ${shape}: ${threads} threads take <= 0.65 of 1 thread (N-thread ms / 1-thread ms)`, value: ratio, ok: ratio <= 0.65 });
+    }
+  } finally {
+    many.dispose();
+  }
+  return { rows, targets };
+}
+
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  const { init } = await import('../dist/node.js');
+  const { targets } = await benchThreads({ init, log: console.log, quick: process.argv.includes('--quick') });
+  for (const t of targets) console.log(`${t.ok ? 'MET   ' : 'MISSED'} ${t.target} (${t.value.toFixed(2)})`);
+}

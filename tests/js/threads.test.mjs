@@ -1,0 +1,146 @@
+// The threaded build (init({ threads }) > 1: SIMD + pthreads, a pool of workers per instance):
+// every result the same bits as the single-threaded SIMD build, in both entries; pe.threads;
+// pe.dispose() stops the workers; a process that used threads exits by itself.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { layerInput, layerState } from '../fixtures/layer/lcg.mjs';
+import { loadEncodingPackage, loadPackage, root } from './helpers.mjs';
+
+const { init } = await loadPackage();
+const encodingEntry = await loadEncodingPackage();
+
+const sameBits = (a, b, what) => {
+  assert.equal(a.length, b.length, `${what}: length`);
+  const x = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  const y = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  for (let i = 0; i < x.length; i++) {
+    if (x[i] !== y[i]) assert.fail(`${what}: element ${i} differs (${a[i]} vs ${b[i]})`);
+  }
+};
+
+// A deterministic pseudo-random Float32Array.
+function noise(n, seed) {
+  const out = new Float32Array(n);
+  let s = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    out[i] = s / 2 ** 31 - 1;
+  }
+  return out;
+}
+
+describe('threads: the same bits as one thread', () => {
+  let one;
+  let two;
+  let four;
+  before(async () => {
+    one = await init({ simd: true });
+    two = await init({ threads: 2 });
+    four = await init({ threads: 4 });
+  });
+  after(() => {
+    two.dispose();
+    four.dispose();
+  });
+
+  test('pe.threads says what runs', () => {
+    assert.equal(one.threads, 1);
+    assert.equal(two.threads, 2);
+    assert.equal(four.threads, 4);
+    assert.equal(two.simd, true);
+  });
+
+  const tables = [
+    ['100 x 512 (one chunk)', [100, 512]],
+    ['20000 x 512', [20000, 512]],
+    ['3001 x 1024 from offset 77', [3001, 1024, { offset: 77 }]],
+    ['5000 x 96, split layout', [5000, 96, { preset: 'tf-tutorial' }]],
+    ['4000 x 255 (odd)', [4000, 255]],
+    ['2500 x 128 at fractional offset 0.5', [2500, 128, { offset: 0.5 }]],
+    ['fairseq with a padding mask', [4096, 256, { preset: 'fairseq', paddingMask: Uint8Array.from({ length: 4096 }, (_, i) => (i % 5 === 0 ? 1 : 0)) }]],
+    ['explicit positions', [3000, 512, { positions: Float64Array.from({ length: 3000 }, (_, i) => (i * 7919) % 1000003) }]],
+  ];
+  for (const [name, args] of tables) {
+    test(`encode ${name}`, () => {
+      const want = one.encode(...args);
+      sameBits(two.encode(...args), want, 'threads 2');
+      sameBits(four.encode(...args), want, 'threads 4');
+    });
+  }
+
+  test('encode into out, addTo (scaled) and concat', () => {
+    const [L, d] = [9000, 512];
+    const out = new Float32Array(L * d);
+    sameBits(two.encode(L, d, { out }), one.encode(L, d), 'encode out');
+    const x = noise(L * d, 1);
+    const want = one.addTo(x.slice(), d, { scale: Math.sqrt(d) });
+    sameBits(two.addTo(x.slice(), d, { scale: Math.sqrt(d) }), want, 'addTo');
+    sameBits(four.addTo(x.slice(), d, { scale: Math.sqrt(d) }), want, 'addTo 4');
+    const e = noise(L * 64, 2);
+    sameBits(two.concat(e, 64, d), one.concat(e, 64, d), 'concat');
+    const enc1 = one.encoder({ dim: d });
+    const enc2 = two.encoder({ dim: d });
+    sameBits(enc2.encode(L, { offset: 3 }), enc1.encode(L, { offset: 3 }), 'enc.encode');
+    sameBits(enc2.addTo(x.slice(), { offset: 5 }), enc1.addTo(x.slice(), { offset: 5 }), 'enc.addTo');
+    enc1.dispose();
+    enc2.dispose();
+  });
+
+  test('every other family runs on the threaded build with the same bits', () => {
+    const rope = { headDim: 128, base: 10000 };
+    const r1 = one.rotary(rope);
+    const r2 = two.rotary(rope);
+    const { cos, sin } = r1.cosSin(2048);
+    const c2 = r2.cosSin(2048);
+    sameBits(c2.cos, cos, 'cosSin cos');
+    sameBits(c2.sin, sin, 'cosSin sin');
+    const q = noise(512 * 8 * 128, 3);
+    sameBits(r2.apply(q.slice(), { heads: 8 }), r1.apply(q.slice(), { heads: 8 }), 'rot.apply');
+    r1.dispose();
+    r2.dispose();
+    sameBits(two.alibiBias(8, 300, 300), one.alibiBias(8, 300, 300), 'alibiBias');
+    sameBits(two.encode2d(14, 14, 256), one.encode2d(14, 14, 256), 'encode2d');
+    const config = { dModel: 64, heads: 4, ffDim: 128 };
+    const weights = layerState(7, 64, 128);
+    const l1 = one.encoderLayer({ config, weights });
+    const l2 = two.encoderLayer({ config, weights });
+    const x = layerInput(8, 100, 64);
+    sameBits(l2.forward(x), l1.forward(x), 'layer.forward');
+    l1.dispose();
+    l2.dispose();
+  });
+
+  test('posenc/encoding runs threads too', async () => {
+    const e2 = await encodingEntry.init({ threads: 2 });
+    try {
+      assert.equal(e2.threads, 2);
+      sameBits(e2.encode(10000, 384), one.encode(10000, 384), 'encoding entry');
+    } finally {
+      e2.dispose();
+    }
+  });
+});
+
+test('pe.dispose() stops the workers; the instance still computes on its own thread', async () => {
+  const pe = await init({ threads: 3 });
+  const want = pe.encode(5000, 256);
+  pe.dispose();
+  pe.dispose();
+  sameBits(pe.encode(5000, 256), want, 'after dispose');
+});
+
+test('a process that used threads exits by itself, without dispose()', () => {
+  const entry = pathToFileURL(join(root, 'dist', 'node.js')).href;
+  const script = `const { init } = await import(${JSON.stringify(process.env.POSENC_PACKAGE_DIR ? pathToFileURL(join(process.env.POSENC_PACKAGE_DIR, 'dist', 'node.js')).href : entry)});
+const pe = await init({ threads: 2 });
+console.log(pe.threads, pe.encode(20000, 512).length);`;
+  const started = Date.now();
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20000 });
+  const seconds = (Date.now() - started) / 1000;
+  assert.equal(run.status, 0, `exit status ${run.status} (signal ${run.signal}): ${run.stderr}`);
+  assert.equal(run.stdout.trim(), `2 ${20000 * 512}`);
+  assert.ok(seconds < 5, `the process took ${seconds} s to exit`);
+});
