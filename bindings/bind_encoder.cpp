@@ -75,29 +75,51 @@ class Encoder {
 
   // The rows and buffers of one call, as a Request of doubles at `request` in wasm memory (see
   // Request). out_len / data_len are float counts.
-  int encode(std::uintptr_t request) {
+  int encode(std::uintptr_t request) { return encode_rows(request, nullptr); }
+  int addTo(std::uintptr_t request) { return add_rows(request, nullptr); }
+  int concat(std::uintptr_t request) { return concat_rows(request, nullptr); }
+#ifdef __EMSCRIPTEN_PTHREADS__
+  // The threaded build's pipelined form (bindings/js/transfer.js): the call is checked and left
+  // running on the pool's workers, which compute it while the JS side copies the previous chunk;
+  // finish() waits for it and returns its code.
+  int encodeStart(std::uintptr_t request) {
+    return encode_rows(request, &pending_);
+  }
+  int addToStart(std::uintptr_t request) {
+    return add_rows(request, &pending_);
+  }
+  int concatStart(std::uintptr_t request) {
+    return concat_rows(request, &pending_);
+  }
+  int finish() {
+    return last_.keep(posenc::SinusoidalEncoder::finish(thread_pool(), pending_));
+  }
+#endif
+
+ private:
+  int encode_rows(std::uintptr_t request, posenc::PendingRows* pending) {
     const Request& q = *ptr<const Request>(request);
     if (!(q.out_len >= 0)) return last_.keep(posenc::Status::size_mismatch);
     posenc::RowPositions rows;
     if (posenc::Status s = q.rows(&rows); s != posenc::Status::ok) return last_.keep(s);
     return last_.keep(encoder_.encode(rows, ptr<float>(address(q.out)),
                                       static_cast<std::size_t>(q.out_len), cache_.get(),
-                                      thread_pool()));
+                                      thread_pool(), pending));
   }
 
   // data (data_len floats) = data * scale + PE, in place.
-  int addTo(std::uintptr_t request) {
+  int add_rows(std::uintptr_t request, posenc::PendingRows* pending) {
     const Request& q = *ptr<const Request>(request);
     if (!(q.data_len >= 0)) return last_.keep(posenc::Status::size_mismatch);
     posenc::RowPositions rows;
     if (posenc::Status s = q.rows(&rows); s != posenc::Status::ok) return last_.keep(s);
-    return last_.keep(
-        encoder_.add_to(rows, static_cast<float>(q.scale), ptr<float>(address(q.data)),
-                        static_cast<std::size_t>(q.data_len), cache_.get(), thread_pool()));
+    return last_.keep(encoder_.add_to(
+        rows, static_cast<float>(q.scale), ptr<float>(address(q.data)),
+        static_cast<std::size_t>(q.data_len), cache_.get(), thread_pool(), pending));
   }
 
   // out rows = [data row (embedding_dim floats) | PE row].
-  int concat(std::uintptr_t request) {
+  int concat_rows(std::uintptr_t request, posenc::PendingRows* pending) {
     const Request& q = *ptr<const Request>(request);
     if (!(q.data_len >= 0) || !(q.out_len >= 0)) return last_.keep(posenc::Status::size_mismatch);
     posenc::RowPositions rows;
@@ -105,9 +127,10 @@ class Encoder {
     return last_.keep(encoder_.concat(
         rows, ptr<const float>(address(q.data)), static_cast<std::size_t>(q.data_len),
         static_cast<std::int64_t>(q.embedding_dim), ptr<float>(address(q.out)),
-        static_cast<std::size_t>(q.out_len), cache_.get(), thread_pool()));
+        static_cast<std::size_t>(q.out_len), cache_.get(), thread_pool(), pending));
   }
 
+ public:
   // The rotation by k: dim x dim floats (shiftMatrix) or [cos, sin] per frequency (shiftBlocks).
   int shiftMatrix(double k, std::uintptr_t out, int len) {
     if (len < 0) return last_.keep(posenc::Status::size_mismatch);
@@ -120,13 +143,18 @@ class Encoder {
         posenc::shift_blocks(encoder_.spec(), k, ptr<float>(out), static_cast<std::size_t>(len)));
   }
 
-  ErrorInfo error() const { return last_.info(); }
+  ErrorInfo error() const {
+    return last_.info();
+  }
 
  private:
   posenc::SinusoidalEncoder encoder_;
   std::unique_ptr<posenc::AnchorCache> cache_;
   LastError last_;
   int status_ = 0;
+#ifdef __EMSCRIPTEN_PTHREADS__
+  posenc::PendingRows pending_;
+#endif
 };
 
 }  // namespace
@@ -142,6 +170,12 @@ EMSCRIPTEN_BINDINGS(posenc_encoder) {
       .function("encode", &Encoder::encode)
       .function("addTo", &Encoder::addTo)
       .function("concat", &Encoder::concat)
+#ifdef __EMSCRIPTEN_PTHREADS__
+      .function("encodeStart", &Encoder::encodeStart)
+      .function("addToStart", &Encoder::addToStart)
+      .function("concatStart", &Encoder::concatStart)
+      .function("finish", &Encoder::finish)
+#endif
       .function("shiftMatrix", &Encoder::shiftMatrix)
       .function("shiftBlocks", &Encoder::shiftBlocks)
       .function("error", &Encoder::error);

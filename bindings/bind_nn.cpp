@@ -106,6 +106,7 @@ class Layer {
     o.key_padding_mask = ptr<const std::uint8_t>(mask);
     o.position_offset = position_offset;
     o.positions = ptr<const double>(positions);
+    o.pool = thread_pool();
     const std::size_t n = static_cast<std::size_t>(length < 0 ? 0 : length) *
                           static_cast<std::size_t>(layer_.config().d_model);
     return last_.keep(layer_.forward(ptr<const float>(x), n, length, o, ptr<float>(out), n));
@@ -137,6 +138,7 @@ class Model {
     o.causal = causal;
     o.key_padding_mask = ptr<const std::uint8_t>(mask);
     o.positional_encoding = positional_encoding;
+    o.pool = thread_pool();
     const std::size_t n = static_cast<std::size_t>(length < 0 ? 0 : length) *
                           static_cast<std::size_t>(model_.config().num_classes);
     return last_.keep(

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "binding_values.hpp"
 #include "posenc/alibi.hpp"
 #include "posenc/rotary/models.hpp"
 #include "posenc/rotary/rotary.hpp"
@@ -227,14 +228,16 @@ class Rotary : public Errors {
     const double* q = reinterpret_cast<const double*>(request);
     const posenc::RotaryRows rows = rows_of(q);
     return keep(rotary_.apply(rows, static_cast<std::int64_t>(q[kHeads]), at<float>(q[kOut]),
-                              static_cast<std::size_t>(q[kOutLen]), &cache_));
+                              static_cast<std::size_t>(q[kOutLen]), &cache_,
+                              posenc_bindings::thread_pool()));
   }
 
   int cosSin(std::uintptr_t request) {
     const double* q = reinterpret_cast<const double*>(request);
     const posenc::RotaryRows rows = rows_of(q);
     const std::size_t len = static_cast<std::size_t>(q[kOutLen]);
-    return keep(rotary_.cos_sin(rows, at<float>(q[kOut]), at<float>(q[kOut2]), len, len, &cache_));
+    return keep(rotary_.cos_sin(rows, at<float>(q[kOut]), at<float>(q[kOut2]), len, len, &cache_,
+                                posenc_bindings::thread_pool()));
   }
 
  private:

@@ -52,7 +52,7 @@ export function createTransfer({ Module, scratch, copyOut }) {
   // whole angle-addition blocks (blockRows rows centred on the multiples of blockRows; the first
   // chunk ends where the first whole block starts), so the core computes both rows of every pair
   // in one pass.
-  function forChunks(fn, handle, rows, rowFloats, request, call, fill, drain) {
+  function forChunks(fn, handle, rows, rowFloats, request, call, fill, drain, start) {
     const blockRows = handle.blockRows;
     const { positions, zeroRows, numbered } = rows;
     let rowsPerChunk = Math.max(1, Math.floor(chunkFloats / rowFloats));
@@ -65,24 +65,48 @@ export function createTransfer({ Module, scratch, copyOut }) {
     const dataBytes = Math.ceil((chunkRows * rowFloats * 4) / 16) * 16; // keeps positions 8-aligned
     const positionBytes = positions || numbered ? chunkRows * 8 : 0;
     const zeroBytes = zeroRows ? chunkRows : 0;
-    const base = scratch(fn, REQUEST_BYTES + dataBytes + positionBytes + zeroBytes + 16);
-    const requestPtr = base;
-    const dataPtr = base + REQUEST_BYTES;
-    const positionsPtr = positionBytes ? dataPtr + dataBytes : 0;
-    const zeroPtr = zeroRows ? dataPtr + dataBytes + positionBytes : 0;
-    const q = requestPtr >> 3;
+    // The threaded build (start: the core's xStart) runs chunk i on its workers while chunk i - 1
+    // is copied out and chunk i + 1 in: two regions, used in turn.
+    const region = REQUEST_BYTES + dataBytes + positionBytes + Math.ceil(zeroBytes / 16) * 16;
+    const base = scratch(fn, (start ? 2 : 1) * region + 16);
     let first = rows.first; // a padding mask's next non-padding position
-    for (let r0 = 0, n = 0; r0 < rows.count; r0 += n) {
-      n = Math.min(r0 === 0 && lead > 0 ? lead : chunkRows, rows.count - r0);
+    // Writes chunk [r0, r0 + n) into region k: its rows, input and Request. Returns its data address.
+    const prepare = (r0, n, k) => {
+      const requestPtr = base + k * region;
+      const dataPtr = requestPtr + REQUEST_BYTES;
+      const positionsPtr = positionBytes ? dataPtr + dataBytes : 0;
+      const zeroPtr = zeroRows ? dataPtr + dataBytes + positionBytes : 0;
       if (positions) Module.HEAPF64.set(positions.subarray(r0, r0 + n), positionsPtr >> 3);
       if (zeroRows) Module.HEAPU8.set(zeroRows.subarray(r0, r0 + n), zeroPtr);
       if (fill) fill(r0, n, dataPtr);
       const f64 = Module.HEAPF64;
+      const q = requestPtr >> 3;
       writeRows(f64, q, n, numbered ? first : rows.first + r0, positionsPtr, zeroPtr, rows.zeroPosition, numbered);
       request(f64, q, n, dataPtr);
-      if (call(requestPtr) !== 0) throw encoderError(fn, handle.encoder);
-      drain(r0, n, dataPtr);
       if (numbered) for (let r = r0; r < r0 + n; r++) first += 1 - zeroRows[r];
+      return dataPtr;
+    };
+    const size = (r0) => Math.min(r0 === 0 && lead > 0 ? lead : chunkRows, rows.count - r0);
+    let dataPtr = prepare(0, size(0), 0);
+    for (let r0 = 0, n = size(0), k = 0, before = null; r0 < rows.count; r0 += n, n = size(r0), k ^= 1) {
+      const requestPtr = dataPtr - REQUEST_BYTES;
+      if (!start) {
+        if (call(requestPtr) !== 0) throw encoderError(fn, handle.encoder);
+        drain(r0, n, dataPtr);
+        if (r0 + n < rows.count) dataPtr = prepare(r0 + n, size(r0 + n), 0);
+        continue;
+      }
+      if (start(requestPtr) !== 0) throw encoderError(fn, handle.encoder);
+      const current = [r0, n, dataPtr];
+      try {
+        if (before) drain(...before);
+        if (r0 + n < rows.count) dataPtr = prepare(r0 + n, size(r0 + n), k ^ 1);
+      } finally {
+        // Always waits: the workers must be done with this chunk before anything else runs.
+        if (handle.encoder.finish() !== 0) throw encoderError(fn, handle.encoder);
+      }
+      before = current;
+      if (r0 + n >= rows.count) drain(...current);
     }
   }
 
@@ -117,6 +141,7 @@ export function createTransfer({ Module, scratch, copyOut }) {
       (request) => encoder.encode(request),
       null,
       (r0, n, dp) => copyOut(out, r0 * dim, dp >> 2, n * dim),
+      encoder.encodeStart && ((request) => encoder.encodeStart(request)),
     );
     return out.length === needed ? out : out.subarray(0, needed);
   }
@@ -144,6 +169,7 @@ export function createTransfer({ Module, scratch, copyOut }) {
       (r0, n, dp) =>
         Module.HEAPF32.set(n === rows.count ? embeddings : embeddings.subarray(r0 * dim, (r0 + n) * dim), dp >> 2),
       (r0, n, dp) => copyOut(embeddings, r0 * dim, dp >> 2, n * dim),
+      encoder.addToStart && ((request) => encoder.addToStart(request)),
     );
     return embeddings;
   }
@@ -172,6 +198,7 @@ export function createTransfer({ Module, scratch, copyOut }) {
         const start = (dp >> 2) + n * embeddingDim;
         out.set(Module.HEAPF32.subarray(start, start + n * width), r0 * width);
       },
+      encoder.concatStart && ((request) => encoder.concatStart(request)),
     );
     return out.length === needed ? out : out.subarray(0, needed);
   }

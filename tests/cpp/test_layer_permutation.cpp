@@ -172,7 +172,15 @@ TEST_CASE("gemm: each output row is the same whatever its position among the row
           for (Epilogue e : {Epilogue::none, Epilogue::relu, Epilogue::gelu}) {
             for (bool scalar : {false, true}) {
               std::vector<float> c(static_cast<std::size_t>(m * n)), pc(c.size());
-              auto* f = scalar ? &gemm_scalar : &gemm;
+              auto f = [scalar](const float* x, std::int64_t lda, std::int64_t rows,
+                                const PackedMatrix& b, const float* bias_row, Epilogue ep,
+                                float* out, std::int64_t ldc) {
+                if (scalar) {
+                  gemm_scalar(x, lda, rows, b, bias_row, ep, out, ldc);
+                } else {
+                  gemm(x, lda, rows, b, bias_row, ep, out, ldc);
+                }
+              };
               f(a.data(), k, m, packed, bias.data(), e, c.data(), n);
               f(pa.data(), k, m, packed, bias.data(), e, pc.data(), n);
               INFO("m " << m << " n " << n << " k " << k << " epilogue " << int(e) << " scalar "

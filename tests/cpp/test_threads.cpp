@@ -7,8 +7,11 @@
 #include <random>
 #include <vector>
 
+#include "posenc/nn/transformer_layer.hpp"
 #include "posenc/parallel/thread_pool.hpp"
 #include "posenc/posenc.hpp"
+#include "posenc/rotary/rotary.hpp"
+#include "test_layer_util.hpp"
 
 using namespace posenc;
 
@@ -114,12 +117,104 @@ TEST_CASE("encode, add_to and concat give the same bits with 1, 2 and 5 threads"
           REQUIRE(encoder.add_to(rows, 1.5f, added_many.data(), len, nullptr, &pool) == Status::ok);
           REQUIRE(encoder.concat(rows, small.data(), small.size(), 3, joined_many.data(),
                                  joined_many.size(), nullptr, &pool) == Status::ok);
+          // Started, then finished later (the pipelined form the bindings use).
+          std::vector<float> later(len);
+          PendingRows pending;
+          REQUIRE(encoder.encode(rows, later.data(), len, nullptr, &pool, &pending) == Status::ok);
+          REQUIRE(SinusoidalEncoder::finish(&pool, pending) == Status::ok);
           INFO("dim " << dim << ", threads " << threads << ", first " << rows.first_position);
           REQUIRE(same_bits(one, many));
+          REQUIRE(same_bits(one, later));
           REQUIRE(same_bits(added, added_many));
           REQUIRE(same_bits(joined, joined_many));
         }
         pool.resize(1);
+      }
+    }
+  }
+}
+
+TEST_CASE("the encoder layer gives the same bits with 1 and 3 threads", "[threads]") {
+  ThreadPool pool;
+  REQUIRE(pool.resize(3));
+  for (PositionMethod method :
+       {PositionMethod::none, PositionMethod::rotary, PositionMethod::alibi}) {
+    for (bool causal : {false, true}) {
+      for (bool norm_first : {false, true}) {
+        LayerConfig config;
+        config.d_model = 64;
+        config.heads = 4;
+        config.ff_dim = 128;
+        config.norm_first = norm_first;
+        config.position.method = method;
+        TransformerEncoderLayer layer;
+        REQUIRE(layer.configure(config).ok());
+        for (const auto& t : layer_test::layer_state(3, config.d_model, config.ff_dim))
+          REQUIRE(layer.set_tensor(t.name, t.values.data(), t.values.size()).ok());
+        const std::int64_t length = 300;
+        const auto x = layer_test::layer_input(4, length, config.d_model);
+        std::vector<std::uint8_t> mask(static_cast<std::size_t>(length), 0);
+        for (std::size_t i = 0; i < mask.size(); i += 7)
+          mask[i] = 1;
+        ForwardOptions options;
+        options.causal = causal;
+        options.key_padding_mask = mask.data();
+        std::vector<float> one(x.size()), many(x.size());
+        REQUIRE(layer.forward(x.data(), x.size(), length, options, one.data(), one.size()).ok());
+        options.pool = &pool;
+        REQUIRE(layer.forward(x.data(), x.size(), length, options, many.data(), many.size()).ok());
+        INFO("method " << static_cast<int>(method) << ", causal " << causal);
+        REQUIRE(same_bits(one, many));
+      }
+    }
+  }
+}
+
+TEST_CASE("RoPE apply and cos_sin give the same bits with 1 and 3 threads", "[threads]") {
+  ThreadPool pool;
+  REQUIRE(pool.resize(3));
+  std::mt19937 rng(7);
+  for (RotaryLayout layout :
+       {RotaryLayout::half, RotaryLayout::interleaved, RotaryLayout::deinterleave}) {
+    for (RopeScalingType type : {RopeScalingType::none, RopeScalingType::yarn}) {
+      RotarySpec spec;
+      spec.head_dim = 128;
+      spec.rotary_dim = 96;
+      spec.layout = layout;
+      spec.scaling.type = type;
+      if (type == RopeScalingType::yarn) {
+        spec.scaling.factor = 4;
+        spec.scaling.original_max_positions = 4096;
+      }
+      RotaryEmbedding rot;
+      REQUIRE(rot.init(spec).ok());
+      const std::int64_t count = 3000, heads = 4, rd = 96;
+      std::vector<double> positions(static_cast<std::size_t>(count));
+      for (double& p : positions)
+        p = static_cast<double>(rng() % 100000);
+      std::vector<RotaryRows> cases(3);
+      cases[0].count = count;
+      cases[1].count = count;
+      cases[1].first_position = 777;
+      cases[2].count = count;
+      cases[2].positions = positions.data();
+      for (const RotaryRows& rows : cases) {
+        const std::size_t len = static_cast<std::size_t>(count * heads * 128);
+        std::vector<float> x(len);
+        std::uniform_real_distribution<float> value(-1, 1);
+        for (float& v : x)
+          v = value(rng);
+        std::vector<float> one = x, many = x;
+        REQUIRE(rot.apply(rows, heads, one.data(), len).ok());
+        REQUIRE(rot.apply(rows, heads, many.data(), len, nullptr, &pool).ok());
+        const std::size_t n = static_cast<std::size_t>(count * rd);
+        std::vector<float> c1(n), s1(n), c3(n), s3(n);
+        REQUIRE(rot.cos_sin(rows, c1.data(), s1.data(), n, n).ok());
+        REQUIRE(rot.cos_sin(rows, c3.data(), s3.data(), n, n, nullptr, &pool).ok());
+        INFO("layout " << static_cast<int>(layout) << ", first " << rows.first_position);
+        REQUIRE(same_bits(one, many));
+        REQUIRE(same_bits(c1, c3));
+        REQUIRE(same_bits(s1, s3));
       }
     }
   }

@@ -3,11 +3,12 @@
 // pe.dispose() stops the workers; a process that used threads exits by itself.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { layerInput, layerState } from '../fixtures/layer/lcg.mjs';
-import { loadEncodingPackage, loadPackage, root } from './helpers.mjs';
+import { fixtureDir, loadEncodingPackage, loadPackage, root } from './helpers.mjs';
 
 const { init } = await loadPackage();
 const encodingEntry = await loadEncodingPackage();
@@ -101,6 +102,25 @@ describe('threads: the same bits as one thread', () => {
     sameBits(r2.apply(q.slice(), { heads: 8 }), r1.apply(q.slice(), { heads: 8 }), 'rot.apply');
     r1.dispose();
     r2.dispose();
+    // Big calls, split between the threads: layouts, offsets, explicit positions, a scaling rule.
+    const positions = Float64Array.from({ length: 3000 }, (_, i) => (i * 7919) % 100003);
+    for (const options of [
+      { headDim: 128, rotaryDim: 96, layout: 'interleaved' },
+      { headDim: 64, scaling: { type: 'yarn', factor: 4, originalMaxPositions: 4096 } },
+    ]) {
+      const a = one.rotary(options);
+      const b = four.rotary(options);
+      const x = noise(3000 * 16 * options.headDim, 5);
+      for (const rows of [{ offset: 0 }, { offset: 4321 }, { positions }]) {
+        sameBits(b.apply(x.slice(), { heads: 16, ...rows }), a.apply(x.slice(), { heads: 16, ...rows }), `rot.apply ${JSON.stringify(options)}`);
+        const want = a.cosSin(3000, rows);
+        const got = b.cosSin(3000, rows);
+        sameBits(got.cos, want.cos, 'cosSin cos');
+        sameBits(got.sin, want.sin, 'cosSin sin');
+      }
+      a.dispose();
+      b.dispose();
+    }
     sameBits(two.alibiBias(8, 300, 300), one.alibiBias(8, 300, 300), 'alibiBias');
     sameBits(two.encode2d(14, 14, 256), one.encode2d(14, 14, 256), 'encode2d');
     const config = { dModel: 64, heads: 4, ffDim: 128 };
@@ -111,6 +131,33 @@ describe('threads: the same bits as one thread', () => {
     sameBits(l2.forward(x), l1.forward(x), 'layer.forward');
     l1.dispose();
     l2.dispose();
+  });
+
+  test('the layer and the model split their products and softmax rows with the same bits', () => {
+    for (const [d, heads, ff, L] of [[128, 4, 256, 400], [256, 8, 512, 160]]) {
+      const weights = layerState(5, d, ff);
+      for (const position of ['none', 'rotary', 'alibi']) {
+        const config = { dModel: d, heads, ffDim: ff, position };
+        const l1 = one.encoderLayer({ config, weights });
+        const l2 = four.encoderLayer({ config, weights });
+        const x = layerInput(6, L, d);
+        const keyPaddingMask = Uint8Array.from({ length: L }, (_, i) => (i % 9 === 0 ? 1 : 0));
+        for (const options of [{}, { causal: true }, { keyPaddingMask }]) {
+          sameBits(l2.forward(x, options), l1.forward(x, options), `layer d${d} ${position} ${JSON.stringify(Object.keys(options))}`);
+        }
+        l1.dispose();
+        l2.dispose();
+      }
+    }
+    for (const method of ['none', 'rotary-partial', 'alibi']) {
+      const bytes = readFileSync(join(fixtureDir, 'extrapolation', `${method}.safetensors`));
+      const m1 = one.loadModel(bytes);
+      const m2 = two.loadModel(bytes);
+      const tokens = Array.from({ length: 700 }, (_, i) => (i * 7) % m1.config.symbols);
+      sameBits(m2.forward(tokens, { causal: true }), m1.forward(tokens, { causal: true }), `model ${method}`);
+      m1.dispose();
+      m2.dispose();
+    }
   });
 
   test('posenc/encoding runs threads too', async () => {

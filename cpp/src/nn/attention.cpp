@@ -7,6 +7,7 @@
 
 #include "nn/softmax.hpp"
 #include "posenc/nn/transformer_layer.hpp"
+#include "posenc/parallel/thread_pool.hpp"
 
 namespace posenc {
 
@@ -87,7 +88,7 @@ void TransformerEncoderLayer::self_attention(const float* x, std::int64_t length
   float* qkv = qkv_.data();
 
   // 1. Input projection.
-  gemm(x, d, l, in_proj_, in_proj_bias_.data(), Epilogue::none, qkv, 3 * d);
+  gemm(x, d, l, in_proj_, in_proj_bias_.data(), Epilogue::none, qkv, 3 * d, options.pool);
 
   // 2. The position step. Rotary turns q and k (2 * heads heads of dh, side by side in each row)
   // before the scaling, as HF LLaMA rotates before its scaled product; ALiBi is a bias in stage 3.
@@ -122,7 +123,8 @@ void TransformerEncoderLayer::self_attention(const float* x, std::int64_t length
     attend_head(h, l, options, method, content_order);
 
   // 5. out_proj.
-  gemm(heads_out_.data(), d, l, out_proj_, out_proj_bias_.data(), Epilogue::none, out, d);
+  gemm(heads_out_.data(), d, l, out_proj_, out_proj_bias_.data(), Epilogue::none, out, d,
+       options.pool);
 }
 
 void TransformerEncoderLayer::attend_head(std::int64_t h, std::int64_t l,
@@ -162,10 +164,10 @@ void TransformerEncoderLayer::attend_head(std::int64_t h, std::int64_t l,
     for (std::int64_t i0 = 0; i0 < l; i0 += kCausalBlock) {
       const std::int64_t rows = std::min(kCausalBlock, l - i0);
       gemm_part(q + i0 * 3 * d, 3 * d, rows, keys_, dh, visible_before(i0 + rows - 1),
-                scores + i0 * l, l);
+                scores + i0 * l, l, options.pool);
     }
   } else {
-    gemm(q, 3 * d, l, keys_, nullptr, Epilogue::none, scores, l);
+    gemm(q, 3 * d, l, keys_, nullptr, Epilogue::none, scores, l, options.pool);
   }
 
   // Row positions exist only with a position step (the workspace holds none without one).
@@ -175,36 +177,40 @@ void TransformerEncoderLayer::attend_head(std::int64_t h, std::int64_t l,
   const bool alibi_table = method == PositionMethod::alibi && positions_consecutive_;
   if (alibi_table)
     detail::alibi_distance_table(alibi_table_.data(), l, slope, config_.position.alibi_mode);
-  for (std::int64_t i = 0; i < l; ++i) {
-    float* row = scores + i * l;
-    std::int64_t count = m;
-    const std::int32_t* key_pos = nullptr;
-    if (options.causal && content_order) key_pos = order;  // hide keys at rows > i
-    if (causal_prefix) count = visible_before(i);
-    const float* bias = nullptr;  // ALiBi's table slice, added by the softmax's first pass
-    if (alibi_table) {
-      bias = alibi_table_.data() + (l - 1 - i);  // bias[j]: key row j
-      if (gather != nullptr) {                   // hidden keys: the visible ones are not contiguous
-        for (std::int64_t c = 0; c < count; ++c)
-          row[c] += bias[order[c]];
-        bias = nullptr;
+  // The rows are independent: with a pool, blocks of them go to its threads.
+  auto softmax_rows = [&](std::int64_t i0, std::int64_t i1) {
+    for (std::int64_t i = i0; i < i1; ++i) {
+      float* row = scores + i * l;
+      std::int64_t count = m;
+      const std::int32_t* key_pos = nullptr;
+      if (options.causal && content_order) key_pos = order;  // hide keys at rows > i
+      if (causal_prefix) count = visible_before(i);
+      const float* bias = nullptr;  // ALiBi's table slice, added by the softmax's first pass
+      if (alibi_table) {
+        bias = alibi_table_.data() + (l - 1 - i);  // bias[j]: key row j
+        if (gather != nullptr) {  // hidden keys: the visible ones are not contiguous
+          for (std::int64_t c = 0; c < count; ++c)
+            row[c] += bias[order[c]];
+          bias = nullptr;
+        }
+      } else if (method == PositionMethod::alibi) {
+        detail::add_alibi_bias(row, count, key_positions, positions_.data()[i], slope,
+                               config_.position.alibi_mode);
       }
-    } else if (method == PositionMethod::alibi) {
-      detail::add_alibi_bias(row, count, key_positions, positions_.data()[i], slope,
-                             config_.position.alibi_mode);
+      detail::softmax_row(row, m, count, key_pos, static_cast<std::int32_t>(i), bias);
     }
-    detail::softmax_row(row, m, count, key_pos, static_cast<std::int32_t>(i), bias);
-  }
+  };
+  for_each_range(options.pool, l, std::max<std::int64_t>(1, 65536 / l), 1, softmax_rows);
 
   // head_out = probabilities times v.
   if (causal_prefix) {
     for (std::int64_t i0 = 0; i0 < l; i0 += kCausalBlock) {
       const std::int64_t rows = std::min(kCausalBlock, l - i0);
       gemm_part(scores + i0 * l, l, rows, values_, visible_before(i0 + rows - 1), dh,
-                head_out + i0 * d, d);
+                head_out + i0 * d, d, options.pool);
     }
   } else {
-    gemm(scores, l, l, values_, nullptr, Epilogue::none, head_out, d);
+    gemm(scores, l, l, values_, nullptr, Epilogue::none, head_out, d, options.pool);
   }
 }
 

@@ -1,9 +1,11 @@
 // The packed GEMM: packing, the scalar reference kernel and the wasm SIMD kernel.
 #include "posenc/nn/gemm.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "math/exact_math.hpp"
+#include "posenc/parallel/thread_pool.hpp"
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -116,11 +118,12 @@ void rows_scalar(const float* a, std::int64_t lda, const PackedMatrix& b, Extent
 
 #ifdef __wasm_simd128__
 
+// MR rows of c, columns [j_begin, j_end) (panel boundaries).
 template <int MR>
 void rows_simd(const float* a, std::int64_t lda, const PackedMatrix& b, Extent x, const float* bias,
-               Epilogue e, float* c, std::int64_t ldc) {
+               Epilogue e, float* c, std::int64_t ldc, std::int64_t j_begin, std::int64_t j_end) {
   const std::int64_t k = x.k;
-  for (std::int64_t j0 = 0; j0 < x.n; j0 += kGemmPanel) {
+  for (std::int64_t j0 = j_begin; j0 < j_end; j0 += kGemmPanel) {
     const float* bp = b.panel(j0 / kGemmPanel);
     v128_t acc[MR][2];
     for (int r = 0; r < MR; ++r)
@@ -176,11 +179,20 @@ void gemm_impl(const float* a, std::int64_t lda, std::int64_t m, const PackedMat
   std::int64_t i = 0;
 #ifdef __wasm_simd128__
   if (kSimd) {
-    for (; i + kGemmRows <= m; i += kGemmRows)
-      rows_simd<4>(a + i * lda, lda, b, x, bias, e, c + i * ldc, ldc);
-    // Tail rows one at a time: fewer kernel instances keep the wasm small (the tail is < 4 rows).
-    for (; i < m; ++i)
-      rows_simd<1>(a + i * lda, lda, b, x, bias, e, c + i * ldc, ldc);
+    // Blocks of panels of about 128 KB of B, each used by every row before the next: B is read
+    // from memory once per call instead of once per four rows (with two threads the product was
+    // bound by that traffic). Each element is still one kernel's sum over k in order: same bits.
+    const std::int64_t block =
+        std::max<std::int64_t>(1, (32768 / kGemmPanel) / std::max<std::int64_t>(x.k, 1)) *
+        kGemmPanel;
+    for (std::int64_t j_begin = 0; j_begin < x.n; j_begin += block) {
+      const std::int64_t j_end = std::min(x.n, j_begin + block);
+      for (i = 0; i + kGemmRows <= m; i += kGemmRows)
+        rows_simd<4>(a + i * lda, lda, b, x, bias, e, c + i * ldc, ldc, j_begin, j_end);
+      // Tail rows one at a time: fewer kernel instances keep the wasm small (the tail is < 4 rows).
+      for (; i < m; ++i)
+        rows_simd<1>(a + i * lda, lda, b, x, bias, e, c + i * ldc, ldc, j_begin, j_end);
+    }
     return;
   }
 #endif
@@ -192,15 +204,36 @@ void gemm_impl(const float* a, std::int64_t lda, std::int64_t m, const PackedMat
 
 }  // namespace
 
+namespace {
+
+// gemm_impl over blocks of rows split between the pool's threads: blocks start at multiples of
+// kGemmRows, so every row goes through the same kernel instance as on one thread; a block has at
+// least 2^20 multiply-adds (waking a worker costs tens of microseconds: smaller products, such as
+// a tiny layer's, stay on the caller's thread).
+void gemm_rows(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b, Extent x,
+               const float* bias, Epilogue e, float* c, std::int64_t ldc, ThreadPool* pool) {
+  if (!ThreadPool::kThreaded || pool == nullptr || x.k < 1 || x.n < 1) {
+    gemm_impl<true>(a, lda, m, b, x, bias, e, c, ldc);
+    return;
+  }
+  auto rows = [&](std::int64_t i0, std::int64_t i1) {
+    gemm_impl<true>(a + i0 * lda, lda, i1 - i0, b, x, bias, e, c + i0 * ldc, ldc);
+  };
+  const std::int64_t grain = std::max<std::int64_t>(kGemmRows, (1 << 20) / (x.k * x.n) + 1);
+  pool->for_each(m, grain, kGemmRows, rows);
+}
+
+}  // namespace
+
 void gemm(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
-          const float* bias, Epilogue epilogue, float* c, std::int64_t ldc) {
-  gemm_impl<true>(a, lda, m, b, {b.k(), b.n()}, bias, epilogue, c, ldc);
+          const float* bias, Epilogue epilogue, float* c, std::int64_t ldc, ThreadPool* pool) {
+  gemm_rows(a, lda, m, b, {b.k(), b.n()}, bias, epilogue, c, ldc, pool);
 }
 
 void gemm_part(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
-               std::int64_t k, std::int64_t n, float* c, std::int64_t ldc) {
-  gemm_impl<true>(a, lda, m, b, {k < b.k() ? k : b.k(), n < b.n() ? n : b.n()}, nullptr,
-                  Epilogue::none, c, ldc);
+               std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, ThreadPool* pool) {
+  gemm_rows(a, lda, m, b, {k < b.k() ? k : b.k(), n < b.n() ? n : b.n()}, nullptr, Epilogue::none,
+            c, ldc, pool);
 }
 
 void gemm_scalar(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,

@@ -339,7 +339,7 @@ LayerError Model::forward(const std::int32_t* tokens, std::int64_t length,
     rows.zero_position = zero_position_;
     // The preset's first position (fairseq's paddingIdx + 1, OpenNMT-tf's 1) adds to the offset:
     // near 2^31 - 1 the rows can pass the encoder's last position.
-    const Status s = encoder_->add_to(rows, scale, h, n);
+    const Status s = encoder_->add_to(rows, scale, h, n, nullptr, options.pool);
     if (s == Status::invalid_position)
       return layer_error(LayerStatus::invalid_position, "positionOffset");
     if (s != Status::ok) return layer_error(LayerStatus::out_of_memory, "length");
@@ -352,9 +352,11 @@ LayerError Model::forward(const std::int32_t* tokens, std::int64_t length,
   layer_options.key_padding_mask = options.key_padding_mask;
   layer_options.position_offset = offset;
   layer_options.position_step = options.positional_encoding;
+  layer_options.pool = options.pool;
   for (TransformerEncoderLayer& layer : layers_)
     if (LayerError e = layer.forward(h, n, length, layer_options, h, n); !e.ok()) return e;
-  gemm(h, d, length, head_, head_bias_.data(), Epilogue::none, logits, config_.num_classes);
+  gemm(h, d, length, head_, head_bias_.data(), Epilogue::none, logits, config_.num_classes,
+       options.pool);
   return {};
 }
 

@@ -291,8 +291,9 @@ LayerError TransformerEncoderLayer::forward(const float* x, std::size_t x_len, s
     for (std::size_t i = 0; i < n; ++i)
       xs[i] = xs[i] + sub[i];
     layer_norm(xs, norm2_weight_, norm2_bias_, length, normed);
-    gemm(normed, d, length, linear1_, linear1_bias_.data(), act, hidden_.data(), f);
-    gemm(hidden_.data(), f, length, linear2_, linear2_bias_.data(), Epilogue::none, sub, d);
+    gemm(normed, d, length, linear1_, linear1_bias_.data(), act, hidden_.data(), f, options.pool);
+    gemm(hidden_.data(), f, length, linear2_, linear2_bias_.data(), Epilogue::none, sub, d,
+         options.pool);
     for (std::size_t i = 0; i < n; ++i)
       out[i] = xs[i] + sub[i];
   } else {
@@ -300,8 +301,9 @@ LayerError TransformerEncoderLayer::forward(const float* x, std::size_t x_len, s
     for (std::size_t i = 0; i < n; ++i)
       normed[i] = xs[i] + sub[i];
     layer_norm(normed, norm1_weight_, norm1_bias_, length, xs);
-    gemm(xs, d, length, linear1_, linear1_bias_.data(), act, hidden_.data(), f);
-    gemm(hidden_.data(), f, length, linear2_, linear2_bias_.data(), Epilogue::none, sub, d);
+    gemm(xs, d, length, linear1_, linear1_bias_.data(), act, hidden_.data(), f, options.pool);
+    gemm(hidden_.data(), f, length, linear2_, linear2_bias_.data(), Epilogue::none, sub, d,
+         options.pool);
     for (std::size_t i = 0; i < n; ++i)
       normed[i] = xs[i] + sub[i];
     layer_norm(normed, norm2_weight_, norm2_bias_, length, out);

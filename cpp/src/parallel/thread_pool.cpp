@@ -71,19 +71,27 @@ void ThreadPool::work(std::uint64_t seen) {
 
 void ThreadPool::for_each_range(std::int64_t n, std::int64_t grain, std::int64_t align,
                                 RangeBody body, void* context) {
-  grain = std::max<std::int64_t>(grain, 1);
-  align = std::max<std::int64_t>(align, 1);
-  if (workers_.empty() || inside_body || n < 2 * grain) {
+  if (inside_body) {  // a call from inside a body: on this thread, leaving the running job alone
     body(context, 0, n);
     return;
   }
+  start_range(n, grain, align, body, context);
+  finish();
+}
+
+void ThreadPool::start_range(std::int64_t n, std::int64_t grain, std::int64_t align, RangeBody body,
+                             void* context) {
+  grain = std::max<std::int64_t>(grain, 1);
+  align = std::max<std::int64_t>(align, 1);
   // About four chunks per thread (a late or slow thread costs at most a chunk), each at least
   // grain items, rounded up to a multiple of align.
   const std::int64_t threads = this->threads();
   std::int64_t chunk = std::max(grain, (n + 4 * threads - 1) / (4 * threads));
   chunk = (chunk + align - 1) / align * align;
-  if (chunk >= n) {
-    body(context, 0, n);
+  if (workers_.empty() || n < 2 * grain || chunk >= n) {
+    inline_body_ = body;
+    inline_context_ = context;
+    inline_n_ = n;
     return;
   }
   {
@@ -102,11 +110,20 @@ void ThreadPool::for_each_range(std::int64_t n, std::int64_t grain, std::int64_t
     ++generation_;
   }
   wake_.notify_all();
+}
+
+void ThreadPool::finish() {
+  if (inline_body_ != nullptr) {
+    const RangeBody body = inline_body_;
+    inline_body_ = nullptr;
+    body(inline_context_, 0, inline_n_);
+    return;
+  }
   run_chunks();
   while (done_.load(std::memory_order_acquire) != chunks_)
     std::this_thread::yield();
   // Workers that woke late may still be about to read next_ (and find nothing): the next job waits
-  // for them (above), so this call can return now.
+  // for them (start_range), so this call can return now.
 }
 
 }  // namespace posenc

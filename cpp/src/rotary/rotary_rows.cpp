@@ -5,11 +5,13 @@
 // (cos_sin_blocks); explicit or fractional positions row by row (for_each_row). Both give the
 // same bits (tests/cpp/test_rotary.cpp, tests/js/rotary.test.mjs).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "hot_entry.hpp"
+#include "posenc/parallel/thread_pool.hpp"
 #include "rotary/angle_set.hpp"
 #include "sincos/row_copy.hpp"
 
@@ -346,10 +348,35 @@ bool RotaryEmbedding::cos_sin_blocks(const AngleSet& set, const RotaryRows& rows
   return true;
 }
 
+namespace {
+
+// The rows [begin, end) of rows (consecutive integer or explicit positions: the same positions).
+RotaryRows rows_part(const RotaryRows& rows, std::int64_t begin, std::int64_t end) {
+  RotaryRows part = rows;
+  part.count = end - begin;
+  part.first_position += static_cast<double>(begin);
+  if (part.positions != nullptr) part.positions += begin;
+  return part;
+}
+
+// Whether a call of rows rows of row_floats values each is split between pool's threads, and in
+// how many rows a share at least (64 K values: waking a worker costs tens of microseconds).
+// Multimodal rows and fractional consecutive positions (first + r must stay exact) are not.
+std::int64_t split_grain(ThreadPool* pool, const RotaryRows& rows, std::int64_t row_floats) {
+  if (!ThreadPool::kThreaded || pool == nullptr || rows.mrope_positions != nullptr) return 0;
+  if (rows.positions == nullptr && rows.first_position != std::floor(rows.first_position)) return 0;
+  const std::int64_t grain =
+      std::max<std::int64_t>(1, 65536 / std::max<std::int64_t>(1, row_floats));
+  return rows.count >= 2 * grain ? grain : 0;
+}
+
+}  // namespace
+
 POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos,
                                                         float* sin, std::size_t cos_len,
                                                         std::size_t sin_len,
-                                                        RotaryAnchorCache* cache) const {
+                                                        RotaryAnchorCache* cache,
+                                                        ThreadPool* pool) const {
   double L = 0;
   EncodingError e = check_cos_sin(rows, cos, sin, cos_len, sin_len, &L);
   if (!e.ok()) return e;
@@ -361,6 +388,25 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
   const float a32 = static_cast<float>(set->attention);
   // deinterleave applies HF's cat(freqs, freqs) after de-interleaving the input pairs.
   const bool half = spec_.layout != RotaryLayout::interleaved;
+  if constexpr (ThreadPool::kThreaded) {
+    if (const std::int64_t grain = split_grain(pool, rows, 2 * spec_.rotary_dim)) {
+      const std::int64_t rd = spec_.rotary_dim;
+      std::atomic<bool> failed{false};
+      auto part = [&](std::int64_t begin, std::int64_t end) {
+        const RotaryRows p = rows_part(rows, begin, end);
+        const bool blocks = p.positions == nullptr && set->blocks > 1 &&
+                            (p.first_position + static_cast<double>(p.count - 1)) * set->w_max <=
+                                detail::kReduceLimit;
+        const bool ok = blocks
+                            ? cos_sin_blocks(*set, p, cos + begin * rd, sin + begin * rd, a32, half)
+                            : cos_sin_rows(*set, p, false, a32, half, cos + begin * rd,
+                                           sin + begin * rd, nullptr);
+        if (!ok) failed.store(true, std::memory_order_relaxed);
+      };
+      pool->for_each(rows.count, grain, 1, part);
+      return failed.load(std::memory_order_relaxed) ? out_of_memory() : EncodingError{};
+    }
+  }
   const double last = rows.first_position + static_cast<double>(rows.count - 1);
   if (rows.positions == nullptr && rows.mrope_positions == nullptr && set->blocks > 1 &&
       rows.first_position == std::floor(rows.first_position) &&
@@ -379,7 +425,8 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
 
 POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, std::int64_t heads,
                                                       float* x, std::size_t x_len,
-                                                      RotaryAnchorCache* cache) const {
+                                                      RotaryAnchorCache* cache,
+                                                      ThreadPool* pool) const {
   double L = 0;
   EncodingError e = check_apply(rows, heads, x, x_len, &L);
   if (!e.ok()) return e;
@@ -388,6 +435,26 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, st
   std::unique_ptr<AngleSet> temporary;
   e = angle_set_for(L, &set, &temporary);
   if (!e.ok()) return e;
+  if constexpr (ThreadPool::kThreaded) {
+    if (const std::int64_t grain = split_grain(pool, rows, heads * hd)) {
+      std::atomic<bool> failed{false};
+      auto part = [&](std::int64_t begin, std::int64_t end) {
+        Buffer<float> own;  // each thread's pair table
+        if (spec_.layout != RotaryLayout::half && !own.resize(static_cast<std::size_t>(2 * rd))) {
+          failed.store(true, std::memory_order_relaxed);
+          return;
+        }
+        const ApplyTarget t{x + begin * heads * hd, heads, hd, rd, spec_.layout, own.data()};
+        const auto rotate = [&](std::int64_t r, const float* c, const float* s) {
+          rotate_row(t, r, c, s);
+        };
+        if (!for_each_row(*set, rows_part(rows, begin, end), true, nullptr, rotate))
+          failed.store(true, std::memory_order_relaxed);
+      };
+      pool->for_each(rows.count, grain, 1, part);
+      return failed.load(std::memory_order_relaxed) ? out_of_memory() : EncodingError{};
+    }
+  }
   Buffer<float> pairs;  // interleaved: each cosine twice, (-sin, sin); deinterleave: one head
   if (spec_.layout != RotaryLayout::half && !pairs.resize(static_cast<std::size_t>(2 * rd)))
     return out_of_memory();

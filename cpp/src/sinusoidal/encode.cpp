@@ -54,21 +54,6 @@ constexpr std::int64_t kBulkMinRows = 16;
 
 }  // namespace
 
-namespace detail {
-
-// Where run() puts row r: at out + r * stride + offset; concat first copies the embedding row.
-struct RowTarget {
-  float* out = nullptr;
-  std::int64_t stride = 0;
-  std::int64_t offset = 0;
-  bool add = false;
-  float scale = 1.0f;
-  const float* embeddings = nullptr;  // concat only
-  std::int64_t embedding_dim = 0;
-};
-
-}  // namespace detail
-
 namespace {
 
 // Reads one byte of each 64-byte line of row r of the target (none when r < 0), just before the
@@ -356,33 +341,54 @@ Status SinusoidalEncoder::run(const RowPositions& rows, const detail::RowTarget&
 }
 
 // Rows are split between threads in whole angle-addition blocks (block_rows_, counted from row 0:
-// the JavaScript chunks start at a block's first row) of at least 16 K values per chunk; each
+// the JavaScript chunks start at a block's first row) of at least 64 K values per chunk (waking a
+// worker costs tens of microseconds: smaller calls stay on the caller's thread); each
 // chunk is run() on its own, without the anchor cache (which serves calls under kBulkMinRows
 // rows, never split). A chunk's rows are the same positions: first_position + r is exact for an
 // integer first position, so fractional consecutive rows are not split.
 Status SinusoidalEncoder::run_split(const RowPositions& rows, const detail::RowTarget& t,
-                                    AnchorCache* cache, ThreadPool* pool) const {
+                                    AnchorCache* cache, ThreadPool* pool,
+                                    PendingRows* pending) const {
+  if (!ThreadPool::kThreaded) return run(rows, t, cache);
   const std::int64_t grain =
-      std::max<std::int64_t>(kBulkMinRows, (16384 + spec_.dim - 1) / spec_.dim);
+      std::max<std::int64_t>(kBulkMinRows, (65536 + spec_.dim - 1) / spec_.dim);
+  PendingRows now;
+  PendingRows& job = pending != nullptr ? *pending : now;
+  job.encoder = nullptr;  // finish(): nothing running
+  job.failed = 0;
   if (pool == nullptr || rows.count < 2 * grain ||
       (rows.positions == nullptr && rows.first_position != std::floor(rows.first_position))) {
     return run(rows, t, cache);
   }
-  std::atomic<int> failed{0};
-  auto chunk = [&](std::int64_t begin, std::int64_t end) {
-    RowPositions part = rows;
-    part.count = end - begin;
-    part.first_position += static_cast<double>(begin);
-    if (part.positions != nullptr) part.positions += begin;
-    if (part.zero_rows != nullptr) part.zero_rows += begin;
-    detail::RowTarget target = t;
-    target.out += begin * t.stride;
-    if (target.embeddings != nullptr) target.embeddings += begin * t.embedding_dim;
-    const Status s = run(part, target, nullptr);
-    if (s != Status::ok) failed.store(static_cast<int>(s), std::memory_order_relaxed);
-  };
-  pool->for_each(rows.count, grain, rows.positions == nullptr ? block_rows_ : 1, chunk);
-  return static_cast<Status>(failed.load(std::memory_order_relaxed));
+  job.encoder = this;
+  job.rows = rows;
+  job.target = t;
+  pool->start_range(rows.count, grain, rows.positions == nullptr ? block_rows_ : 1, &run_chunk,
+                    &job);
+  return pending != nullptr ? Status::ok : finish(pool, job);
+}
+
+void SinusoidalEncoder::run_chunk(void* pending, std::int64_t begin, std::int64_t end) {
+  PendingRows& job = *static_cast<PendingRows*>(pending);
+  RowPositions part = job.rows;
+  part.count = end - begin;
+  part.first_position += static_cast<double>(begin);
+  if (part.positions != nullptr) part.positions += begin;
+  if (part.zero_rows != nullptr) part.zero_rows += begin;
+  detail::RowTarget target = job.target;
+  target.out += begin * target.stride;
+  if (target.embeddings != nullptr) target.embeddings += begin * target.embedding_dim;
+  const Status s = job.encoder->run(part, target, nullptr);
+  if (s != Status::ok) {
+    job.failed.store(static_cast<int>(s), std::memory_order_relaxed);
+  }
+}
+
+Status SinusoidalEncoder::finish(ThreadPool* pool, PendingRows& pending) {
+  if (pending.encoder == nullptr) return Status::ok;
+  pool->finish();
+  pending.encoder = nullptr;
+  return static_cast<Status>(pending.failed.load(std::memory_order_relaxed));
 }
 
 Status SinusoidalEncoder::encode_reference(const RowPositions& rows, float* out,
@@ -401,18 +407,18 @@ Status SinusoidalEncoder::encode_reference(const RowPositions& rows, float* out,
 }
 
 Status SinusoidalEncoder::encode(const RowPositions& rows, float* out, std::size_t out_len,
-                                 AnchorCache* cache, ThreadPool* pool) const {
+                                 AnchorCache* cache, ThreadPool* pool, PendingRows* pending) const {
   if (Status s = check(rows, out_len, spec_.dim); s != Status::ok) return s;
   if (out == nullptr) return Status::size_mismatch;
   detail::RowTarget t;
   t.out = out;
   t.stride = spec_.dim;
-  return run_split(rows, t, cache, pool);
+  return run_split(rows, t, cache, pool, pending);
 }
 
 Status SinusoidalEncoder::add_to(const RowPositions& rows, float scale, float* embeddings,
-                                 std::size_t embeddings_len, AnchorCache* cache,
-                                 ThreadPool* pool) const {
+                                 std::size_t embeddings_len, AnchorCache* cache, ThreadPool* pool,
+                                 PendingRows* pending) const {
   if (Status s = check(rows, embeddings_len, spec_.dim); s != Status::ok) return s;
   if (!std::isfinite(scale)) return Status::invalid_scale;
   if (embeddings == nullptr) return Status::size_mismatch;
@@ -421,12 +427,13 @@ Status SinusoidalEncoder::add_to(const RowPositions& rows, float scale, float* e
   t.stride = spec_.dim;
   t.add = true;
   t.scale = scale;
-  return run_split(rows, t, cache, pool);
+  return run_split(rows, t, cache, pool, pending);
 }
 
 Status SinusoidalEncoder::concat(const RowPositions& rows, const float* embeddings,
                                  std::size_t embeddings_len, std::int64_t embedding_dim, float* out,
-                                 std::size_t out_len, AnchorCache* cache, ThreadPool* pool) const {
+                                 std::size_t out_len, AnchorCache* cache, ThreadPool* pool,
+                                 PendingRows* pending) const {
   if (status_ != Status::ok) return status_;
   if (embedding_dim < 1 || embedding_dim > kMaxElements - spec_.dim) return Status::invalid_dim;
   const std::int64_t width = embedding_dim + spec_.dim;
@@ -441,7 +448,7 @@ Status SinusoidalEncoder::concat(const RowPositions& rows, const float* embeddin
   t.offset = embedding_dim;
   t.embeddings = embeddings;
   t.embedding_dim = embedding_dim;
-  return run_split(rows, t, cache, pool);
+  return run_split(rows, t, cache, pool, pending);
 }
 
 Status encode(const Spec& spec, const RowPositions& rows, float* out, std::size_t out_len) {

@@ -19,6 +19,8 @@
 
 namespace posenc {
 
+class ThreadPool;
+
 // Columns per packed panel: the micro-kernel computes 4 rows x kGemmPanel columns at a time.
 inline constexpr std::int64_t kGemmPanel = 8;
 inline constexpr std::int64_t kGemmRows = 4;
@@ -59,15 +61,18 @@ class PackedMatrix {
 
 // c[i * ldc + j] = epilogue(sum_kk a[i * lda + kk] * B[kk][j] + bias[j]) for i < m, j < b.n();
 // bias may be null (then nothing is added). a has m rows of b.k() floats; c must not overlap a.
+// With a pool, blocks of rows go to its threads (each row computed as on one thread: same bits).
 void gemm(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
-          const float* bias, Epilogue epilogue, float* c, std::int64_t ldc);
+          const float* bias, Epilogue epilogue, float* c, std::int64_t ldc,
+          ThreadPool* pool = nullptr);
 
 // c = a times the first k rows and n columns of B (k <= b.k(), n <= b.n(); no bias, no
 // epilogue): gemm() of a smaller matrix, by the same kernel. With B's rows k.. multiplied by zeros
 // in a, the result equals gemm()'s but for the sign of zeros. Attention's causal products use it
 // to skip the hidden triangle.
 void gemm_part(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,
-               std::int64_t k, std::int64_t n, float* c, std::int64_t ldc);
+               std::int64_t k, std::int64_t n, float* c, std::int64_t ldc,
+               ThreadPool* pool = nullptr);
 
 // The scalar reference of gemm(), same contract, bitwise the same results.
 void gemm_scalar(const float* a, std::int64_t lda, std::int64_t m, const PackedMatrix& b,

@@ -65,6 +65,8 @@ struct ModelForwardOptions {
   // Row i is at position position_offset + i (>= 0, finite; the last row at most 2^31 - 1):
   // for rotary and ALiBi, and for the sinusoidal table (whose first row moves by it).
   double position_offset = 0.0;
+  // With a pool: each layer's products and softmax rows are split between its threads (same bits).
+  ThreadPool* pool = nullptr;
 };
 
 class Model {

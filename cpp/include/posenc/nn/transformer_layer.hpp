@@ -80,6 +80,8 @@ struct ForwardOptions {
   const double* positions = nullptr;
   // false: run this call without the position step (as method none), e.g. to show what it does.
   bool position_step = true;
+  // With a pool: the products and the softmax rows are split between its threads (same bits).
+  ThreadPool* pool = nullptr;
 };
 
 // The twelve state_dict names, in PyTorch's order.

@@ -32,6 +32,13 @@ using RangeBody = void (*)(void* context, std::int64_t begin, std::int64_t end);
 
 class ThreadPool {
  public:
+  // False in the single-threaded builds, where every pool has one thread: callers test it to
+  // compile their splitting code out.
+#if POSENC_THREADS
+  static constexpr bool kThreaded = true;
+#else
+  static constexpr bool kThreaded = false;
+#endif
   // The most threads a pool runs, the caller's included.
   static constexpr int kMaxThreads = 16;
 
@@ -57,6 +64,15 @@ class ThreadPool {
   // one thread, or when called from inside a body (no nesting).
   void for_each_range(std::int64_t n, std::int64_t grain, std::int64_t align, RangeBody body,
                       void* context);
+
+  // for_each_range in two steps: start_range hands the chunks to the workers and returns at once
+  // (the caller can copy earlier results meanwhile), finish() takes the caller's share of what is
+  // left and waits for the rest. A job start_range would run on the caller runs in finish(). The
+  // pool runs nothing else in between; context must live until finish() returns. Not from inside
+  // a body.
+  void start_range(std::int64_t n, std::int64_t grain, std::int64_t align, RangeBody body,
+                   void* context);
+  void finish();
 #else
   bool resize(int threads) {
     return threads == 1;
@@ -67,6 +83,10 @@ class ThreadPool {
   void for_each_range(std::int64_t n, std::int64_t, std::int64_t, RangeBody body, void* context) {
     body(context, 0, n);
   }
+  void start_range(std::int64_t n, std::int64_t, std::int64_t, RangeBody body, void* context) {
+    body(context, 0, n);
+  }
+  void finish() {}
 #endif
 
   // for_each_range over a callable f(begin, end).
@@ -94,7 +114,29 @@ class ThreadPool {
   std::atomic<std::int64_t> next_{0};  // the next chunk to take
   std::atomic<std::int64_t> done_{0};  // chunks finished
   std::atomic<int> busy_{0};           // workers inside the current job
+  // A job start_range left to finish() (on the caller's thread; only the caller reads these).
+  RangeBody inline_body_ = nullptr;
+  void* inline_context_ = nullptr;
+  std::int64_t inline_n_ = 0;
 #endif
 };
+
+// Runs f(begin, end) over [0, n): split between pool's threads when pool is not null (as
+// ThreadPool::for_each), else f(0, n) on this thread; the single-threaded builds compile only the
+// plain call.
+template <class F>
+void invoke_range(void* f, std::int64_t begin, std::int64_t end) {
+  (*static_cast<F*>(f))(begin, end);
+}
+
+template <class F>
+void for_each_range(ThreadPool* pool, std::int64_t n, std::int64_t grain, std::int64_t align,
+                    F& f) {
+  if (ThreadPool::kThreaded && pool != nullptr) {
+    pool->for_each_range(n, grain, align, &invoke_range<F>, &f);
+  } else {
+    f(0, n);
+  }
+}
 
 }  // namespace posenc

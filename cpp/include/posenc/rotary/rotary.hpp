@@ -82,6 +82,8 @@ namespace rotary_detail {
 struct ApplyTarget;  // where apply's rows go: x and its shape (rotary_rows.cpp)
 }  // namespace rotary_detail
 
+class ThreadPool;
+
 class RotaryEmbedding {
  public:
   RotaryEmbedding();
@@ -105,8 +107,11 @@ class RotaryEmbedding {
   // cos and sin tables of rows.count rows of rotary_dim floats each, HF's layout: half:
   // [w_0 .. w_{n-1}, w_0 .. w_{n-1}] (torch.cat((freqs, freqs))); interleaved: each frequency twice
   // (repeat_interleave). cos_len and sin_len must equal rows.count * rotary_dim.
+  // With a pool of several threads, calls of many rows (integer or explicit positions, not
+  // multimodal) split them between its threads: the same bits as on one.
   EncodingError cos_sin(const RotaryRows& rows, float* cos, float* sin, std::size_t cos_len,
-                        std::size_t sin_len, RotaryAnchorCache* cache = nullptr) const;
+                        std::size_t sin_len, RotaryAnchorCache* cache = nullptr,
+                        ThreadPool* pool = nullptr) const;
 
   // In place on x, rows.count x heads x head_dim floats, row-major ([L, heads, head_dim], as
   // q.transpose(1, 2) of HF's [batch, heads, L, head_dim] for one batch entry): each pair (x, y) of
@@ -114,7 +119,7 @@ class RotaryEmbedding {
   // they are (deinterleave: the pair read at (2i, 2i + 1) is written to (i, i + rotary_dim / 2)).
   // heads >= 1; x_len must equal rows.count * heads * head_dim.
   EncodingError apply(const RotaryRows& rows, std::int64_t heads, float* x, std::size_t x_len,
-                      RotaryAnchorCache* cache = nullptr) const;
+                      RotaryAnchorCache* cache = nullptr, ThreadPool* pool = nullptr) const;
 
  private:
   struct AngleSet;

@@ -20,6 +20,7 @@
 //   no rounding guarantee.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -32,12 +33,32 @@ namespace posenc {
 
 namespace detail {
 struct RotationTable;
-struct RowTarget;
 struct SplitFrequencies;
+
+// Where SinusoidalEncoder::run puts row r: at out + r * stride + offset; concat first copies the
+// embedding row.
+struct RowTarget {
+  float* out = nullptr;
+  std::int64_t stride = 0;
+  std::int64_t offset = 0;
+  bool add = false;
+  float scale = 1.0f;
+  const float* embeddings = nullptr;  // concat only
+  std::int64_t embedding_dim = 0;
+};
 }  // namespace detail
 
 class SinusoidalEncoder;
 class ThreadPool;
+
+// A call of encode, add_to or concat left running on a pool's workers (the `pending` argument):
+// its rows, where they go and the first failure of a chunk. SinusoidalEncoder::finish waits for it.
+struct PendingRows {
+  const SinusoidalEncoder* encoder = nullptr;
+  RowPositions rows;
+  detail::RowTarget target;
+  std::atomic<int> failed{0};  // a Status, written by a chunk that failed
+};
 
 // Anchors (float64) of recently used blocks, kept between calls of a few consecutive rows
 // (incremental decoding, up to a few sequences at once). Made by
@@ -92,15 +113,21 @@ class SinusoidalEncoder {
   // calls of fewer than 16 consecutive rows take the angle-addition path too, reusing the
   // cache's anchors (the values are the same on every path: correctly rounded).
   // With a pool of several threads, calls of many rows split them between its threads (each row
-  // is computed as on one thread: the same bits).
+  // is computed as on one thread: the same bits). With `pending` too, a split call returns once
+  // the workers have it (after the arguments are checked) and finish(pool, pending) waits for it
+  // and gives its Status; rows' arrays and the buffers must stay untouched until then. A call that
+  // is not split is done before it returns (finish then returns its Status at once).
   Status encode(const RowPositions& rows, float* out, std::size_t out_len,
-                AnchorCache* cache = nullptr, ThreadPool* pool = nullptr) const;
+                AnchorCache* cache = nullptr, ThreadPool* pool = nullptr,
+                PendingRows* pending = nullptr) const;
   Status add_to(const RowPositions& rows, float scale, float* embeddings,
                 std::size_t embeddings_len, AnchorCache* cache = nullptr,
-                ThreadPool* pool = nullptr) const;
+                ThreadPool* pool = nullptr, PendingRows* pending = nullptr) const;
   Status concat(const RowPositions& rows, const float* embeddings, std::size_t embeddings_len,
                 std::int64_t embedding_dim, float* out, std::size_t out_len,
-                AnchorCache* cache = nullptr, ThreadPool* pool = nullptr) const;
+                AnchorCache* cache = nullptr, ThreadPool* pool = nullptr,
+                PendingRows* pending = nullptr) const;
+  static Status finish(ThreadPool* pool, PendingRows& pending);
   Status encode_reference(const RowPositions& rows, float* out, std::size_t out_len) const;
 
   // A cache for this encoder (nullptr when out of memory or when status() is not ok).
@@ -115,7 +142,8 @@ class SinusoidalEncoder {
   Status run(const RowPositions& rows, const detail::RowTarget& target, AnchorCache* cache) const;
   // run() over the rows, split between the pool's threads when there are enough of them.
   Status run_split(const RowPositions& rows, const detail::RowTarget& target, AnchorCache* cache,
-                   ThreadPool* pool) const;
+                   ThreadPool* pool, PendingRows* pending) const;
+  static void run_chunk(void* pending, std::int64_t begin, std::int64_t end);
   std::shared_ptr<const detail::RotationTable> rotation_table() const;
   detail::SplitFrequencies split_frequencies() const;
 
