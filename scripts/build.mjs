@@ -99,13 +99,53 @@ const entries = ['node.js', 'browser.js', 'encoding-node.js', 'encoding-browser.
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
+/** `code` with `from` (which must occur exactly once) replaced by `to`: a generated file changed on purpose. */
+function replaceOnce(code, from, to, what) {
+  if (code.split(from).length !== 2) throw new Error(`${what}: expected one ${from}`);
+  return code.replace(from, () => to);
+}
+
+// The threaded builds in bundlers (docs/API.md, "Threads"). The glue starts its pool workers with
+// the literal new Worker(new URL('x.worker.js', import.meta.url)), which Vite and webpack 5 follow:
+// they bundle the worker script as a worker. Each worker then imports the glue from
+// Module.mainScriptUrlOrBlob (cmake/threads_pre.js), the glue's _scriptDir. Two changes make that
+// work under bundlers:
+// - _scriptDir is new URL('./x.mjs', import.meta.url) (the same URL for a plain page and Node): a
+//   bundler emits the glue as it ships, an ES module the workers can import, and gives its URL.
+//   import.meta.url alone is not enough: webpack replaces it by the build machine's file:// path,
+//   and its own copy of the glue is a chunk, not a module a worker can import.
+// - the worker script's import() of that URL is kept native (webpackIgnore, @vite-ignore: the
+//   comments stay through terser): otherwise webpack makes it a context that cannot resolve it
+//   (and warns "Critical dependency"), and the literal fallback import('./x.mjs') pulled the whole
+//   glue into the worker bundle (webpack then warned of a circular dependency between the worker
+//   and itself; Vite inlined 30 KB the worker never ran).
+const WORKER_TERSER_OPTIONS = { ...GLUE_TERSER_OPTIONS, format: { comments: /webpackIgnore|@vite-ignore/ } };
+function threadedGlue(name, code) {
+  return replaceOnce(code, 'var _scriptDir = import.meta.url;', `var _scriptDir = new URL('./${name}.mjs', import.meta.url).href;`, `${name}.mjs`);
+}
+function threadedWorker(name, code) {
+  return replaceOnce(
+    code,
+    `(e.data.urlOrBlob?import(e.data.urlOrBlob):import("./${name}.mjs"))`,
+    `import(/* webpackIgnore: true */ /* @vite-ignore */ e.data.urlOrBlob || "./${name}.mjs")`,
+    `${name}.worker.js`,
+  );
+}
+
 for (const name of modules) {
   copyFileSync(join(build, `${name}.wasm`), join(dist, `${name}.wasm`));
   const source = join(build, `${name}.mjs`);
-  await writeMinified(readFileSync(source, 'utf8'), `${name}.mjs`, { sources: relative(dist, source), options: GLUE_TERSER_OPTIONS });
+  let glue = readFileSync(source, 'utf8');
+  if (threaded.includes(name)) glue = threadedGlue(name, glue);
+  await writeMinified(glue, `${name}.mjs`, { sources: relative(dist, source), options: GLUE_TERSER_OPTIONS });
   if (threaded.includes(name)) {
     const worker = join(build, `${name}.worker.js`);
-    await writeMinified(readFileSync(worker, 'utf8'), `${name}.worker.js`, { sources: relative(dist, worker), options: GLUE_TERSER_OPTIONS });
+    const code = threadedWorker(name, readFileSync(worker, 'utf8'));
+    await writeMinified(code, `${name}.worker.js`, { sources: relative(dist, worker), options: WORKER_TERSER_OPTIONS });
+    const written = readFileSync(join(dist, `${name}.worker.js`), 'utf8');
+    if (!/import\(\/\* webpackIgnore: true \*\/ \/\* @vite-ignore \*\//.test(written)) {
+      throw new Error(`dist/${name}.worker.js: the import() lost its webpackIgnore / @vite-ignore comments`);
+    }
   }
 }
 // Node's worker_threads behind the Web Worker interface, loaded by the Node entries' threaded init.

@@ -4,6 +4,11 @@
 // the vaswani table L=100, D=50 with the default (SIMD) build and with the forced baseline build,
 // uses pe.encoder(...) and dispose(), and reports pe.simd; this script compares the numbers with
 // tests/fixtures/presets/vaswani.json (case d50_L100, within 2^-22) and PE(5)[0] with sin(5).
+// The browser consumers' production builds also run `?threads=2` (init({ threads: 2 })) twice:
+// served cross-origin isolated (COOP + COEP), where pe.threads is 2, the threaded build's .wasm is
+// the one fetched, one pool worker starts and big tables are the same bits as Node's single thread
+// (the tarball's own dist/node.js); and served without isolation, where init({ threads: 2 })
+// rejects with its Error and the page falls back to one thread.
 //
 // Assumes dist/ is fresh (`npm run build`; scripts/test-all.sh runs it first).
 // The consumers' devDependencies (vite, webpack, typescript) are not downloaded: the same ranges are
@@ -19,7 +24,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, sym
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
@@ -31,6 +36,10 @@ const SIN5_TOLERANCE = 1e-6;
 const fixture = JSON.parse(readFileSync(join(root, 'tests/fixtures/presets/vaswani.json'), 'utf8'));
 const CASE = fixture.cases.find((c) => c.name === 'd50_L100');
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
+// What a page needs for SharedArrayBuffer, hence for init({ threads }) (docs/API.md, "Threads").
+const ISOLATION = Object.freeze({ 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' });
+const THREADS_ERROR =
+  'posenc.init: threads > 1 needs SharedArrayBuffer: Node, or a cross-origin isolated page (docs/API.md, "Threads")';
 
 // ---- reporting ---------------------------------------------------------------------------------
 let passed = 0;
@@ -182,6 +191,13 @@ async function pack() {
     'dist/posenc_encoding_simd.wasm',
     'dist/posenc_encoding_baseline.mjs',
     'dist/posenc_encoding_baseline.wasm',
+    'dist/posenc_threads.mjs',
+    'dist/posenc_threads.wasm',
+    'dist/posenc_threads.worker.js',
+    'dist/posenc_encoding_threads.mjs',
+    'dist/posenc_encoding_threads.wasm',
+    'dist/posenc_encoding_threads.worker.js',
+    'dist/posenc_node_threads.mjs',
     'dist/multimodal.js',
     'dist/multimodal.d.ts',
   ];
@@ -276,17 +292,56 @@ let browser;
 let launchChromium;
 let serveStatic;
 
+/** The digests of shared/exercise.mjs's bigDigests() in Node, one thread, from the tarball's dist/node.js. */
+const bigReferences = new Map();
+async function bigReference(consumerDir) {
+  if (!bigReferences.has(consumerDir)) {
+    const { init } = await import(pathToFileURL(join(consumerDir, 'node_modules/posenc/dist/node.js')).href);
+    const { bigDigests } = await import(pathToFileURL(join(consumerDir, 'shared/exercise.mjs')).href);
+    bigReferences.set(consumerDir, await bigDigests(await init({ simd: true })));
+  }
+  return bigReferences.get(consumerDir);
+}
+
+/** The checks of a `?threads=2` page: isolated, threads 2; not isolated, refused and one thread. */
+async function checkThreads(label, r, { isolated, consumerDir, workers }) {
+  check(`${label}: crossOriginIsolated is ${isolated}`, r.crossOriginIsolated === isolated, `${r.crossOriginIsolated}`);
+  if (isolated) {
+    check(`${label}: init({ threads: 2 }) resolved, pe.threads = 2`, r.refused === null && r.threads === 2, JSON.stringify({ refused: r.refused, threads: r.threads }));
+    check(`${label}: one pool worker started`, workers.length === 1, workers.join(', '));
+  } else {
+    check(
+      `${label}: init({ threads: 2 }) rejected with its Error, init() fell back to 1 thread`,
+      r.refused?.name === 'Error' && r.refused.message === THREADS_ERROR && r.threads === 1,
+      JSON.stringify({ refused: r.refused, threads: r.threads }),
+    );
+    check(`${label}: no worker started`, workers.length === 0, workers.join(', '));
+  }
+  const want = await bigReference(consumerDir);
+  check(
+    `${label}: encode(20000, 512) and addTo(9000 x 512) are the bits of Node's single thread (SHA-256)`,
+    r.big?.encode === want.encode && r.big?.addTo === want.addTo,
+    `page ${JSON.stringify(r.big)}\nNode ${JSON.stringify(want)}`,
+  );
+}
+
 /**
  * Opens `url` in a fresh browser context (empty cache), waits for the page's #result, checks its
  * numbers, that exactly one .wasm was fetched (the expected build's bytes, as application/wasm),
- * and that there were no page errors, console errors or failed requests.
+ * and that there were no page errors, console errors or failed requests. `threads`: the page was
+ * opened with ?threads=2, on a server that is or is not cross-origin isolated ({ isolated }).
  */
-async function checkPage(label, url, { simd, consumerDir }) {
+async function checkPage(label, url, { simd, consumerDir, threads }) {
   const context = await browser.newContext();
   const page = await context.newPage();
   const consoleErrors = [];
   const failedRequests = [];
   const wasm = [];
+  const workers = [];
+  page.on('worker', (w) => {
+    workers.push(new URL(w.url()).pathname);
+    w.on('console', (msg) => msg.type() === 'error' && consoleErrors.push(`worker ${w.url()}: ${msg.text()}`));
+  });
   page.on('console', (msg) => msg.type() === 'error' && consoleErrors.push(msg.text()));
   page.on('pageerror', (err) => consoleErrors.push(`uncaught: ${err.message}`));
   page.on('requestfailed', (req) => failedRequests.push(`${req.url()}: ${req.failure()?.errorText}`));
@@ -300,9 +355,11 @@ async function checkPage(label, url, { simd, consumerDir }) {
     const status = await page.getAttribute('#result', 'data-status');
     const text = await page.textContent('#result');
     if (!check(`${label}: page ran`, status === 'done', text)) return;
-    checkResult(label, JSON.parse(text), { simd });
+    const result = JSON.parse(text);
+    checkResult(label, result, { simd });
+    if (threads) await checkThreads(label, result, { ...threads, consumerDir, workers });
 
-    const which = simd ? 'simd' : 'baseline';
+    const which = threads?.isolated ? 'threads' : simd ? 'simd' : 'baseline';
     // The bytes the tarball installed into this consumer: bundlers rename the file, not its content.
     const expectedSha = sha256(readFileSync(join(consumerDir, `node_modules/posenc/dist/posenc_${which}.wasm`)));
     const fetched = [];
@@ -333,10 +390,12 @@ async function viteConsumer() {
   check('vite build: no warnings', viteLog === '', viteLog);
   const assets = readdirSync(join(dir, 'dist/assets'));
   check(
-    'vite build: both .wasm builds emitted as assets',
-    assets.some((f) => /^posenc_simd-.*\.wasm$/.test(f)) && assets.some((f) => /^posenc_baseline-.*\.wasm$/.test(f)),
+    'vite build: the three .wasm builds emitted as assets',
+    ['simd', 'baseline', 'threads'].every((b) => assets.some((f) => new RegExp(`^posenc_${b}-.*\\.wasm$`).test(f))),
     assets.join(', '),
   );
+  // The production build served as static files, cross-origin isolated and not: init({ threads: 2 }).
+  await threadedPages('vite build', join(dir, 'dist'), dir);
 
   let port = await freePort();
   let server = await startServer(process.execPath, [vite, 'preview', '--host', '127.0.0.1', '--port', String(port), '--strictPort'], {
@@ -360,11 +419,41 @@ async function viteConsumer() {
   } finally {
     await server.stop();
   }
+
+  // The dev server with the two headers in its config (isolated.config.mjs): threads in dev mode too.
+  port = await freePort();
+  server = await startServer(
+    process.execPath,
+    [vite, '--config', 'isolated.config.mjs', '--host', '127.0.0.1', '--port', String(port), '--strictPort'],
+    { cwd: dir, url: `http://127.0.0.1:${port}/` },
+  );
+  try {
+    await checkPage('vite dev server (isolated.config.mjs) ?threads=2', `http://127.0.0.1:${port}/?threads=2`, {
+      simd: true,
+      consumerDir: dir,
+      threads: { isolated: true },
+    });
+  } finally {
+    await server.stop();
+  }
 }
 
 // The strict CSP the package supports (docs/API.md, "Bundlers"). webpack's output has no inline
 // script, so it needs nothing more.
 const STRICT_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'; img-src 'self' data:";
+
+/** `?threads=2` on `dir` served with `headers` plus COOP/COEP, then with `headers` alone. */
+async function threadedPages(label, dir, consumerDir, headers = {}) {
+  for (const isolated of [true, false]) {
+    const server = await serveStatic(dir, { headers: { ...headers, ...(isolated && ISOLATION) } });
+    try {
+      const how = isolated ? 'isolated' : 'not isolated';
+      await checkPage(`${label} (${how}) ?threads=2`, `${server.url}?threads=2`, { simd: true, consumerDir, threads: { isolated } });
+    } finally {
+      await server.close();
+    }
+  }
+}
 
 async function webpackConsumer() {
   const dir = await prepare('webpack', tarball);
@@ -372,7 +461,7 @@ async function webpackConsumer() {
   const webpackLog = (built.stdout + built.stderr).trim();
   check('webpack build: no warnings', /compiled successfully/.test(webpackLog) && !/WARNING/.test(webpackLog), webpackLog);
   const wasmFiles = readdirSync(join(dir, 'dist')).filter((f) => f.endsWith('.wasm'));
-  check('webpack build: .wasm emitted as asset modules', wasmFiles.length === 2, wasmFiles.join(', '));
+  check('webpack build: the three .wasm builds emitted as asset modules', wasmFiles.length === 3, wasmFiles.join(', '));
   const server = await serveStatic(join(dir, 'dist'), { headers: { 'Content-Security-Policy': STRICT_CSP } });
   try {
     await checkPage('webpack (CSP)', server.url, { simd: true, consumerDir: dir });
@@ -380,6 +469,7 @@ async function webpackConsumer() {
   } finally {
     await server.close();
   }
+  await threadedPages('webpack (CSP)', join(dir, 'dist'), dir, { 'Content-Security-Policy': STRICT_CSP });
 }
 
 async function plainConsumer() {
@@ -397,6 +487,7 @@ async function plainConsumer() {
   } finally {
     await server.close();
   }
+  await threadedPages('plain page + import map (CSP)', dir, dir, { 'Content-Security-Policy': csp });
   // Control: the header is really enforced (without the hash, the import map is refused).
   const control = await serveStatic(dir, { headers: { 'Content-Security-Policy': STRICT_CSP } });
   const context = await browser.newContext();

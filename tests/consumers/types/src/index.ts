@@ -38,8 +38,14 @@ export async function run(): Promise<number> {
   pe.encode(1, 4, { layout: 'columns' });
   // @ts-expect-error dim is required for an encoder
   pe.encoder({ preset: 'whisper' });
-  // @ts-expect-error init options are { simd?: boolean }
-  await init({ threads: 2 });
+  // @ts-expect-error init options are { simd?: boolean, threads?: number }
+  await init({ workers: 2 });
+  // @ts-expect-error threads is a number
+  await init({ threads: '2' });
+  const threaded: Posenc = await init({ threads: 2 });
+  const threads: number = threaded.threads;
+  threaded.dispose();
+  void threads;
   // @ts-expect-error results are Float32Array, not number[]
   const wrong: number[] = pe.encode(1, 4);
 

@@ -1,0 +1,244 @@
+// init({ threads }) in Debian's Chromium (playwright-core): the repository root is served on
+// 127.0.0.1 twice, cross-origin isolated (COOP same-origin + COEP require-corp) and not.
+// - Isolated: crossOriginIsolated is true, init({ threads: 2 }) from dist/browser.js starts the
+//   pool's worker, and every result (big encodes, explicit positions, addTo, concat, a layer's
+//   forward with and without causal, rot.apply) is the same bits as Node's single-thread SIMD
+//   build; posenc/encoding too; pe.dispose() ends the worker and the instance still computes; and
+//   the same from inside a module Web Worker (the pool's workers are then nested workers).
+// - Not isolated: no SharedArrayBuffer, init({ threads: 2 }) rejects with its Error (page and
+//   worker), init() runs one thread with the same bits.
+// Results are compared as SHA-256 digests of their bytes (tests/browser/threads-work.mjs, the same
+// code in Node and in the browser). Every wait has a timeout: a hang fails a test.
+//
+//   npm run build && node --test --test-reporter=spec tests/browser/threads.test.mjs
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { watchPage } from '../e2e/page.mjs';
+import { BOUND, loadEncodingPackage, loadPackage, maxAbsDiff, oracleTable, root } from '../js/helpers.mjs';
+import { launchChromium, serveStatic } from './launch.mjs';
+import { computeEncoding, computeMain, digest } from './threads-work.mjs';
+
+const ISOLATION = Object.freeze({ 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' });
+const THREADS_ERROR =
+  'posenc.init: threads > 1 needs SharedArrayBuffer: Node, or a cross-origin isolated page (docs/API.md, "Threads")';
+const WAIT = 30_000; // ms for any one thing the page waits for (init, a worker's answer)
+
+// ---- the references: Node, one thread, SIMD ----------------------------------------------------
+const nodeMain = await (await loadPackage()).init({ simd: true });
+const nodeEncoding = await (await loadEncodingPackage()).init({ simd: true });
+const mainResults = computeMain(nodeMain);
+const REF = await digest(mainResults);
+const REF_ENCODING = await digest(computeEncoding(nodeEncoding));
+const REF_SMALL = await digest({ small: nodeMain.encode(5000, 256) });
+
+test('Node references: encode agrees with the float64 oracle; one thread, SIMD', () => {
+  assert.equal(nodeMain.threads, 1);
+  assert.equal(nodeMain.simd, true);
+  const spec = { dim: 512, layout: 'interleaved', frequencies: 'paper', odd: 'paper' };
+  const rows = [0, 1, 777, 12345, 19999];
+  const got = new Float32Array(rows.length * 512);
+  rows.forEach((r, i) => got.set(mainResults.encode.subarray(r * 512, (r + 1) * 512), i * 512));
+  assert.ok(maxAbsDiff(got, oracleTable(spec, rows)) <= BOUND);
+  // The references differ from each other (a digest of the wrong thing would be noticed).
+  assert.equal(new Set(Object.values(REF).map((r) => r.sha256)).size, Object.keys(REF).length);
+});
+
+/** Each result's digest is the reference's: same length, same SHA-256 of the bytes. */
+function sameDigests(got, want, what) {
+  assert.deepEqual(Object.keys(got ?? {}).sort(), Object.keys(want).sort(), `${what}: result names`);
+  for (const [name, w] of Object.entries(want)) {
+    const g = got[name];
+    assert.equal(g.length, w.length, `${what} ${name}: length`);
+    assert.equal(g.sha256, w.sha256, `${what} ${name}: not the same bits as Node's single thread (first values ${g.head} vs ${w.head})`);
+  }
+}
+
+// ---- Chromium ------------------------------------------------------------------------------------
+let browser;
+const servers = {};
+before(async () => {
+  assert.ok(statSync(join(root, 'dist', 'posenc_threads.worker.js')).isFile(), 'dist/ missing: run `npm run build` first');
+  servers.isolated = await serveStatic(root, { headers: ISOLATION });
+  servers.plain = await serveStatic(root);
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+  await servers.isolated?.close();
+  await servers.plain?.close();
+});
+
+/** A fresh page of tests/browser/threads.html on `server`, its problems collected, its workers listed. */
+async function openPage(server, label) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = [];
+  const workers = [];
+  watchPage(page, label, problems);
+  page.on('worker', (w) => {
+    const entry = { url: new URL(w.url()).pathname, closed: false };
+    workers.push(entry);
+    w.on('close', () => (entry.closed = true));
+  });
+  await page.goto(`${server.url}tests/browser/threads.html`);
+  return { page, problems, workers, close: () => context.close() };
+}
+
+/** The worker scripts of the threaded builds that `workers` (from openPage) started. */
+const poolWorkers = (workers) => workers.filter((w) => /\/dist\/posenc(_encoding)?_threads\.worker\.js$/.test(w.url));
+
+describe('a cross-origin isolated page', () => {
+  let p;
+  before(async () => (p = await openPage(servers.isolated, 'isolated')));
+  after(() => p?.close());
+
+  test('init({ threads: 2 }): 2 threads, the same bits as one thread in Node; dispose() ends the worker', { timeout: 120_000 }, async () => {
+    const r = await p.page.evaluate(async (wait) => {
+      const { init } = await import('/dist/browser.js');
+      const { computeMain, digest, withTimeout } = await import('/tests/browser/threads-work.mjs');
+      const pe = await withTimeout(init({ threads: 2 }), wait, 'init({ threads: 2 })');
+      const results = await digest(computeMain(pe));
+      const state = { isolated: crossOriginIsolated, threads: pe.threads, simd: pe.simd, shared: pe._module.HEAPU8.buffer instanceof SharedArrayBuffer };
+      pe.dispose();
+      pe.dispose(); // twice is harmless
+      // After dispose() the instance computes on this thread.
+      const afterDispose = await digest({ small: pe.encode(5000, 256) });
+      return { ...state, results, afterDispose };
+    }, WAIT);
+    assert.equal(r.isolated, true, 'crossOriginIsolated');
+    assert.equal(r.threads, 2);
+    assert.equal(r.simd, true);
+    assert.ok(r.shared, 'the memory is a SharedArrayBuffer');
+    sameDigests(r.results, REF, 'threads 2');
+    sameDigests(r.afterDispose, REF_SMALL, 'after dispose()');
+    const pool = poolWorkers(p.workers);
+    assert.deepEqual(pool.map((w) => w.url), ['/dist/posenc_threads.worker.js'], 'one pool worker was started');
+    // dispose() terminated it (playwright reports the close asynchronously).
+    for (let i = 0; i < 50 && !pool[0].closed; i++) await new Promise((ok) => setTimeout(ok, 100));
+    assert.ok(pool[0].closed, 'the pool worker ended after dispose()');
+    assert.deepEqual(p.problems, []);
+  });
+
+  test('posenc/encoding: init({ threads: 2 }), the same bits as one thread in Node', { timeout: 120_000 }, async () => {
+    const before = poolWorkers(p.workers).length;
+    const r = await p.page.evaluate(async (wait) => {
+      const { init } = await import('/dist/encoding-browser.js');
+      const { computeEncoding, digest, withTimeout } = await import('/tests/browser/threads-work.mjs');
+      const pe = await withTimeout(init({ threads: 2 }), wait, 'posenc/encoding init({ threads: 2 })');
+      const results = await digest(computeEncoding(pe));
+      const threads = pe.threads;
+      pe.dispose();
+      return { threads, results, transformer: typeof pe.encoderLayer };
+    }, WAIT);
+    assert.equal(r.threads, 2);
+    assert.equal(r.transformer, 'undefined');
+    sameDigests(r.results, REF_ENCODING, 'posenc/encoding threads 2');
+    assert.deepEqual(poolWorkers(p.workers).slice(before).map((w) => w.url), ['/dist/posenc_encoding_threads.worker.js']);
+    assert.deepEqual(p.problems, []);
+  });
+
+  test('init({ threads: 2 }) inside a module Web Worker (nested pool worker): the same bits', { timeout: 120_000 }, async () => {
+    const before = poolWorkers(p.workers).length;
+    const r = await p.page.evaluate(async (wait) => {
+      const { withTimeout } = await import('/tests/browser/threads-work.mjs');
+      const worker = new Worker('/tests/browser/threads-worker.mjs', { type: 'module' });
+      try {
+        return await withTimeout(
+          new Promise((resolve, reject) => {
+            worker.onmessage = ({ data }) => resolve(data);
+            worker.onerror = (event) => reject(new Error(`worker: ${event.message}`));
+            worker.postMessage({ options: { threads: 2 } });
+          }),
+          4 * wait,
+          'the module worker',
+        );
+      } finally {
+        worker.terminate();
+      }
+    }, WAIT);
+    assert.equal(r.error, undefined, r.error?.stack);
+    assert.equal(r.crossOriginIsolated, true, "the worker inherits the page's isolation");
+    assert.equal(r.threads, 2);
+    sameDigests(r.results, REF, 'module worker, threads 2');
+    assert.equal(poolWorkers(p.workers).length, before + 1, 'the worker started one pool worker');
+    assert.deepEqual(p.problems, []);
+  });
+
+  test('{ simd: false, threads: 2 } is a RangeError; threads: 17 too', { timeout: 30_000 }, async () => {
+    const r = await p.page.evaluate(async () => {
+      const { init } = await import('/dist/browser.js');
+      const errors = [];
+      for (const options of [{ simd: false, threads: 2 }, { threads: 17 }]) {
+        errors.push(await init(options).then(() => null, (err) => ({ name: err.name, message: err.message })));
+      }
+      return errors;
+    });
+    assert.equal(r[0]?.name, 'RangeError');
+    assert.match(r[0].message, /^posenc\.init: threads > 1 runs the SIMD build only/);
+    assert.equal(r[1]?.name, 'RangeError');
+    assert.match(r[1].message, /^posenc\.init: /);
+    assert.deepEqual(p.problems, []);
+  });
+});
+
+describe('a page without cross-origin isolation falls back', () => {
+  let p;
+  before(async () => (p = await openPage(servers.plain, 'not isolated')));
+  after(() => p?.close());
+
+  test('init({ threads: 2 }) rejects with its Error; init() runs one thread with the same bits', { timeout: 120_000 }, async () => {
+    const r = await p.page.evaluate(async (wait) => {
+      const { init } = await import('/dist/browser.js');
+      const encoding = await import('/dist/encoding-browser.js');
+      const { computeMain, digest, withTimeout } = await import('/tests/browser/threads-work.mjs');
+      const failure = (err) => ({ name: err.name, message: err.message, isError: err instanceof Error });
+      const refused = await withTimeout(init({ threads: 2 }).then(() => null, failure), wait, 'init({ threads: 2 })');
+      const refusedEncoding = await withTimeout(encoding.init({ threads: 4 }).then(() => null, failure), wait, 'encoding init');
+      const pe = await withTimeout(init(), wait, 'init()');
+      const one = await withTimeout(init({ threads: 1 }), wait, 'init({ threads: 1 })');
+      return {
+        isolated: crossOriginIsolated,
+        sab: typeof SharedArrayBuffer,
+        refused,
+        refusedEncoding,
+        threads: [pe.threads, one.threads],
+        results: await digest(computeMain(pe)),
+      };
+    }, WAIT);
+    assert.equal(r.isolated, false, 'crossOriginIsolated');
+    assert.equal(r.sab, 'undefined', 'no SharedArrayBuffer');
+    for (const refused of [r.refused, r.refusedEncoding]) {
+      assert.deepEqual(refused, { name: 'Error', message: THREADS_ERROR, isError: true });
+    }
+    assert.deepEqual(r.threads, [1, 1]);
+    sameDigests(r.results, REF, 'not isolated, one thread');
+    assert.deepEqual(poolWorkers(p.workers), [], 'no pool worker was started');
+    assert.deepEqual(p.problems, []);
+  });
+
+  test('in a module Web Worker too: init({ threads: 2 }) rejects with its Error', { timeout: 60_000 }, async () => {
+    const r = await p.page.evaluate(async (wait) => {
+      const { withTimeout } = await import('/tests/browser/threads-work.mjs');
+      const worker = new Worker('/tests/browser/threads-worker.mjs', { type: 'module' });
+      try {
+        return await withTimeout(
+          new Promise((resolve, reject) => {
+            worker.onmessage = ({ data }) => resolve(data);
+            worker.onerror = (event) => reject(new Error(`worker: ${event.message}`));
+            worker.postMessage({ options: { threads: 2 } });
+          }),
+          wait,
+          'the module worker',
+        );
+      } finally {
+        worker.terminate();
+      }
+    }, WAIT);
+    assert.equal(r.crossOriginIsolated, false);
+    assert.equal(r.error?.name, 'Error');
+    assert.equal(r.error.message, THREADS_ERROR);
+    assert.deepEqual(p.problems, []);
+  });
+});
