@@ -52,6 +52,16 @@ if(POSENC_WASM_CLOSURE)
   list(APPEND POSENC_WASM_LINK_OPTIONS "SHELL:--closure 1")
 endif()
 
+# Binaryen's optimizer once more over the linked .wasm: emcc runs `wasm-opt -O3` before its
+# metadce pass, which then removes what the glue does not use (runtime exports and what only
+# they reached); optimizing after that takes 380 B gzipped off the main entry's .wasm (measured;
+# the benches unchanged). The flags are the ones emcc passes to its own wasm-opt run (features:
+# MVP, plus SIMD for the SIMD build); import and export names are kept, so the glue still matches.
+find_program(POSENC_WASM_OPT wasm-opt)
+if(NOT POSENC_WASM_OPT)
+  message(WARNING "wasm-opt (binaryen) not found: the .wasm files are left as emcc wrote them (larger)")
+endif()
+
 # name: the target (and .mjs/.wasm name); core: the core library; the rest: the binding sources.
 function(posenc_add_wasm_module name core)
   add_executable(${name} ${ARGN} ${PROJECT_SOURCE_DIR}/bindings/type_name.cpp)
@@ -61,6 +71,17 @@ function(posenc_add_wasm_module name core)
   target_compile_options(${name} PRIVATE ${POSENC_WARNINGS} -fno-exceptions -fno-rtti -flto)
   target_link_options(${name} PRIVATE ${POSENC_WASM_LINK_OPTIONS} -sEXPORT_NAME=${name})
   set_target_properties(${name} PROPERTIES SUFFIX ".mjs" LINK_DEPENDS ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/embind_unused_types.js)
+  if(POSENC_WASM_OPT)
+    set(features --mvp-features)
+    if(core STREQUAL "posenc")  # the SIMD core (CMakeLists.txt)
+      list(APPEND features --enable-simd)
+    endif()
+    # Beside the .mjs (OUTPUT_NAME may be set after this call).
+    set(wasm "$<TARGET_FILE_DIR:${name}>/$<TARGET_FILE_BASE_NAME:${name}>.wasm")
+    add_custom_command(TARGET ${name} POST_BUILD
+      COMMAND ${POSENC_WASM_OPT} -O3 --low-memory-unused --zero-filled-memory ${features} ${wasm} -o ${wasm}
+      VERBATIM)
+  endif()
 endfunction()
 
 # The package's main entry (`posenc`): every family of encodings (the paper's, rotary, ALiBi, 2D)
