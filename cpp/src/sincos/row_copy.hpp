@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "hot_entry.hpp"
+
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 #endif
@@ -25,6 +27,8 @@ __attribute__((no_builtin("memcpy"), noinline)) inline void copy_floats(float* d
     wasm_v128_store(dst + i, a);
     wasm_v128_store(dst + i + 4, b);
   }
+  // The tail: at most 7 floats, not worth the unrolled copies the compiler would add (module size).
+  POSENC_NO_UNROLL
 #endif
   for (; i < n; ++i)
     dst[i] = src[i];

@@ -9,6 +9,7 @@
 #include <memory>
 #include <new>
 
+#include "hot_entry.hpp"
 #include "posenc/parallel/thread_pool.hpp"
 #include "posenc/sinusoidal/encoder.hpp"
 #include "sincos/kernels.hpp"
@@ -172,6 +173,7 @@ std::unique_ptr<AnchorCache> SinusoidalEncoder::make_anchor_cache() const {
   cache->starts_.reset(new (std::nothrow) double[static_cast<std::size_t>(slots)]);
   cache->used_.reset(new (std::nothrow) std::uint64_t[static_cast<std::size_t>(slots)]);
   if (!cache->values_ || !cache->starts_ || !cache->used_) return nullptr;
+  POSENC_NO_UNROLL
   for (std::size_t k = 0; k < static_cast<std::size_t>(slots); ++k) {
     cache->starts_[k] = -1.0;
     cache->used_[k] = 0;
@@ -222,6 +224,7 @@ Status SinusoidalEncoder::run(const RowPositions& rows, const detail::RowTarget&
   };
   auto zero_row = [&](float* row) {
     if (t.add) {
+      POSENC_NO_UNROLL
       for (std::int64_t i = 0; i < d; ++i)
         row[i] *= t.scale;
     } else {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "hot_entry.hpp"
 #include "posenc/sinusoidal/encoder.hpp"
 #include "posenc/sinusoidal/spec.hpp"
 #include "sincos/kernel_math.hpp"
@@ -36,14 +37,17 @@ inline void scatter_row(const Spec& spec, const Columns& columns, const float* s
     }
   };
   if (spec.layout == Layout::interleaved) {
+    POSENC_NO_UNROLL_OR_VECTORIZE
     for (std::int64_t i = 0; i < nc; ++i) {
       put(2 * i, sines[i]);
       put(2 * i + 1, cosines[i]);
     }
     if (ns > nc) put(2 * nc, sines[nc]);
   } else {
+    POSENC_NO_UNROLL_OR_VECTORIZE
     for (std::int64_t i = 0; i < ns; ++i)
       put(i, sines[i]);
+    POSENC_NO_UNROLL_OR_VECTORIZE
     for (std::int64_t i = 0; i < nc; ++i)
       put(ns + i, cosines[i]);
   }
