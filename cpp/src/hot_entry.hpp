@@ -13,7 +13,8 @@
 #endif
 
 // POSENC_SMALL marks a function of a -O3 file that runs once per call, not per element (the
-// multimodal rows' set-up and merging): clang then compiles it for size (no unrolling or
+// multimodal rows' set-up and merging; argument checks; the layer's configure and set_tensor; the
+// ALiBi slopes, computed once per head count): clang then compiles it for size (no unrolling or
 // vectorizing of its loops), as the -Oz files are.
 #if defined(__clang__)
 #define POSENC_SMALL __attribute__((minsize))

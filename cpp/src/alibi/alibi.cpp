@@ -17,7 +17,7 @@ namespace posenc {
 namespace {
 
 // get_slopes_power_of_2(n): start = 2^(-2^-(log2 n - 3)), start * ratio^i with ratio = start.
-void slopes_power_of_2(std::int64_t n, std::vector<double>* out) {
+POSENC_SMALL void slopes_power_of_2(std::int64_t n, std::vector<double>* out) {
   int log2n = 0;
   while ((std::int64_t{1} << log2n) < n)
     ++log2n;
@@ -27,7 +27,7 @@ void slopes_power_of_2(std::int64_t n, std::vector<double>* out) {
     out->push_back(start * math::pow(ratio, static_cast<double>(i)));
 }
 
-void slopes(std::int64_t n, std::vector<double>* out) {
+POSENC_SMALL void slopes(std::int64_t n, std::vector<double>* out) {
   if ((n & (n - 1)) == 0) {
     slopes_power_of_2(n, out);
     return;
@@ -44,7 +44,7 @@ void slopes(std::int64_t n, std::vector<double>* out) {
 
 // The slopes of n heads, computed once per head count and thread: alibi_bias_rows is called once
 // per chunk of rows (hundreds of times for one tensor), and each slope costs a few exact pows.
-const std::vector<double>& cached_slopes(std::int64_t n) {
+POSENC_SMALL const std::vector<double>& cached_slopes(std::int64_t n) {
   thread_local std::int64_t cached_n = 0;
   thread_local std::vector<double> cached;
   if (cached_n != n) {
@@ -55,7 +55,7 @@ const std::vector<double>& cached_slopes(std::int64_t n) {
   return cached;
 }
 
-EncodingError bad(const char* name, const std::string& requirement, std::int64_t got) {
+POSENC_SMALL EncodingError bad(const char* name, const std::string& requirement, std::int64_t got) {
   return encoding_error(EncodingStatus::invalid_argument, name,
                         requirement + ", got " + integer_text(got));
 }
@@ -72,7 +72,7 @@ EncodingError alibi_slopes(std::int64_t heads, double* out, std::size_t out_len)
   return {};
 }
 
-EncodingError validate(const AlibiSpec& s) {
+POSENC_SMALL EncodingError validate(const AlibiSpec& s) {
   if (s.heads < 1 || s.heads > kMaxAlibiHeads)
     return bad("heads", "must be an integer from 1 to 65536", s.heads);
   if (s.query_length < 1 || s.query_length > kMaxAlibiElements)

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "hot_entry.hpp"
 #include "nn/tensor_check.hpp"
 
 namespace posenc {
@@ -63,7 +64,7 @@ bool copy_to(FloatBuffer& target, const float* data, std::size_t count) {
 
 }  // namespace
 
-LayerError validate(const LayerConfig& c) {
+POSENC_SMALL LayerError validate(const LayerConfig& c) {
   if (c.d_model < 1 || c.d_model > kMaxModelDim)
     return layer_error(LayerStatus::invalid_config, "dModel");
   if (c.heads < 1 || c.heads > kMaxHeads || c.d_model % c.heads != 0)
@@ -97,7 +98,7 @@ LayerError validate(const LayerConfig& c) {
   return layer_error(LayerStatus::invalid_config, "position");
 }
 
-LayerError TransformerEncoderLayer::configure(const LayerConfig& config) {
+POSENC_SMALL LayerError TransformerEncoderLayer::configure(const LayerConfig& config) {
   if (LayerError e = validate(config); !e.ok()) return e;
   Buffer<double> slopes;  // ALiBi only: a plain layer stays as small as it was
   if (config.position.method == PositionMethod::alibi) {
@@ -124,9 +125,9 @@ LayerError TransformerEncoderLayer::configure(const LayerConfig& config) {
   return {};
 }
 
-LayerError TransformerEncoderLayer::set_tensor(std::string_view name, const float* data,
-                                               std::size_t count, const std::int64_t* shape,
-                                               int ndim) {
+POSENC_SMALL LayerError TransformerEncoderLayer::set_tensor(std::string_view name,
+                                                            const float* data, std::size_t count,
+                                                            const std::int64_t* shape, int ndim) {
   const int index = tensor_index(name);
   if (index < 0) return layer_error(LayerStatus::unknown_tensor, std::string(name));
   if (!configured_) return layer_error(LayerStatus::not_ready, "config");
@@ -198,7 +199,7 @@ LayerError TransformerEncoderLayer::ensure_workspace(std::int64_t length) {
   return {};
 }
 
-void TransformerEncoderLayer::release_workspace() {
+POSENC_SMALL void TransformerEncoderLayer::release_workspace() {
   for (FloatBuffer* b :
        {&x_, &normed_, &qkv_, &heads_out_, &sublayer_, &hidden_, &probs_, &key_row_})
     *b = FloatBuffer();

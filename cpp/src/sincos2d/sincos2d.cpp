@@ -19,14 +19,14 @@ namespace posenc {
 
 namespace {
 
-EncodingError bad(const char* name, const std::string& requirement, double got) {
+POSENC_SMALL EncodingError bad(const char* name, const std::string& requirement, double got) {
   return encoding_error(EncodingStatus::invalid_argument, name,
                         requirement + ", got " + format_number(got));
 }
 
 }  // namespace
 
-EncodingError validate(const Sincos2dSpec& s) {
+POSENC_SMALL EncodingError validate(const Sincos2dSpec& s) {
   if (s.height < 1 || s.height > kMaxSincos2dSide)
     return bad("height", "must be an integer from 1 to 65536", static_cast<double>(s.height));
   if (s.width < 1 || s.width > kMaxSincos2dSide)
