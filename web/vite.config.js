@@ -2,9 +2,12 @@
 // imported by its package name and resolved to the repo's built package (dist/, made by
 // `npm run build`), exactly what `npm install posenc` would give a user: the browser entry finds
 // its .wasm through `new URL(..., import.meta.url)`, so Vite emits both builds as assets.
-// Everything is bundled: the built site works offline.
+// Everything is bundled: the built site works offline. Both servers send the cross-origin
+// isolation headers (web/isolation.js), so section 6 can compare 1 thread with N; the threaded
+// build is loaded by that comparison only, in the benchmark worker.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
+import { CROSS_ORIGIN_ISOLATION_HEADERS } from './isolation.js';
 
 const dist = fileURLToPath(new URL('../dist/browser.js', import.meta.url));
 const multimodal = fileURLToPath(new URL('../dist/multimodal.js', import.meta.url));
@@ -26,6 +29,6 @@ export default defineConfig({
   // that needs ES module workers (supported by every current browser).
   worker: { format: 'es' },
   build: { outDir: 'dist', emptyOutDir: true, target: 'es2022', assetsInlineLimit: 0, reportCompressedSize: true },
-  preview: { host: '127.0.0.1', port: 5173 },
-  server: { host: '127.0.0.1', fs: { allow: ['..'] } },
+  preview: { host: '127.0.0.1', port: 5173, headers: { ...CROSS_ORIGIN_ISOLATION_HEADERS } },
+  server: { host: '127.0.0.1', fs: { allow: ['..'] }, headers: { ...CROSS_ORIGIN_ISOLATION_HEADERS } },
 });

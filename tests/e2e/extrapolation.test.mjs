@@ -7,8 +7,8 @@ import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { launchChromium, serveStatic } from '../browser/launch.mjs';
-import { watchPage } from './page.mjs';
+import { launchChromium } from '../browser/launch.mjs';
+import { serveDemo, watchPage } from './page.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
@@ -22,7 +22,7 @@ const problems = [];
 before(async () => {
   mkdirSync(shots, { recursive: true });
   assert.ok(statSync(join(site, 'index.html')).isFile(), 'web/dist/index.html missing: run `npx vite build web` first');
-  server = await serveStatic(site);
+  server = await serveDemo(site); // cross-origin isolated, as Vite's servers serve it
   browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
   page = await context.newPage();

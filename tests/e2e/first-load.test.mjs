@@ -1,7 +1,7 @@
 // The demo page's first load (issue 25), measured in Debian's Chromium through playwright-core
 // against the built site (web/dist: `npx vite build web`), opened at the top and never scrolled:
 //   - what it fetches: every file the page (and any worker) requests until the network is idle,
-//     each counted at its gzip -9 size computed here from web/dist (serveStatic sends files
+//     each counted at its gzip -9 size computed here from web/dist (serveDemo sends files
 //     uncompressed; gzip -9 is what a compressing server sends, give or take a few bytes of
 //     framing), plus the raw sizes;
 //   - main-thread long tasks: a PerformanceObserver('longtask') registered by addInitScript,
@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { launchChromium, serveStatic } from '../browser/launch.mjs';
-import { watchPage } from './page.mjs';
+import { launchChromium } from '../browser/launch.mjs';
+import { serveDemo, watchPage } from './page.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
@@ -45,7 +45,7 @@ let setups = []; // the page's performance.measure entries "setup <section>" (we
 
 before(async () => {
   assert.ok(statSync(join(site, 'index.html')).isFile(), 'web/dist/index.html missing: run `npx vite build web` first');
-  server = await serveStatic(site);
+  server = await serveDemo(site); // cross-origin isolated, as Vite's servers serve it
   browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
   // Runs in the page before its own scripts: every long task from the first one on is kept.
@@ -102,6 +102,9 @@ test(`first load at the top: at most ${FIRST_LOAD_BUDGET / 1024} KB gzipped`, ()
   assert.ok(fetched.some((f) => f.path.endsWith('.wasm')), 'no .wasm fetched: the page did not start');
   const models = fetched.filter((f) => EXTRAPOLATION_MODEL.test(f.path)).map((f) => f.path);
   assert.deepEqual(models, [], 'section 11\'s models were fetched with the page at the top');
+  // the threaded build (issue 26) is fetched by section 6's "1 thread against N" only
+  const threaded = fetched.filter((f) => /(^|\/)posenc_threads/.test(f.path)).map((f) => f.path);
+  assert.deepEqual(threaded, [], 'the threaded build was fetched at the first load');
   assert.ok(gz <= FIRST_LOAD_BUDGET, `first load ${gz} B gzipped, over ${FIRST_LOAD_BUDGET} B`);
 });
 

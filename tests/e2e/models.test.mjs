@@ -11,8 +11,8 @@ import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { launchChromium, serveStatic } from '../browser/launch.mjs';
-import { canvasInk, openDemo } from './page.mjs';
+import { launchChromium } from '../browser/launch.mjs';
+import { canvasInk, openDemo, serveDemo } from './page.mjs';
 import { init } from '../../dist/node.js';
 import { LAYER_MODELS, VL_MODELS } from '../../web/src/models.js';
 
@@ -53,7 +53,7 @@ async function pickLayer(p, l) {
 before(async () => {
   mkdirSync(shots, { recursive: true });
   assert.ok(statSync(join(site, 'index.html')).isFile(), 'web/dist/index.html missing: run `npm run build:demo` first');
-  server = await serveStatic(site);
+  server = await serveDemo(site); // cross-origin isolated, as Vite's servers serve it
   browser = await launchChromium();
   page = await open({}, 'light');
 });

@@ -1,5 +1,17 @@
-// What the demo page's end-to-end tests share: collecting a page's problems, and telling a drawn
-// canvas from a blank one.
+// What the demo page's end-to-end tests share: serving the built site, collecting a page's
+// problems, and telling a drawn canvas from a blank one.
+import { serveStatic } from '../browser/launch.mjs';
+import { CROSS_ORIGIN_ISOLATION_HEADERS } from '../../web/isolation.js';
+
+/**
+ * Serves the built demo (web/dist) as Vite's dev and preview servers do: with the cross-origin
+ * isolation headers (web/isolation.js), so the page is crossOriginIsolated and section 6 can run
+ * threads. `isolated: false` serves it without them (tests/e2e/threads.test.mjs checks that page
+ * falls back to one thread).
+ */
+export function serveDemo(site, { isolated = true } = {}) {
+  return serveStatic(site, { headers: isolated ? { ...CROSS_ORIGIN_ISOLATION_HEADERS } : {} });
+}
 
 /** Pushes every console error, page error, failed request, HTTP error and worker console error
  * of page `p` onto `problems`, each prefixed with `label`. */
@@ -50,10 +62,12 @@ export async function hoverCell(p, container, row, col) {
 /**
  * A new page of the demo at `url` in a new context of `browser` (1200 x 900 unless `options` say
  * otherwise), watched for problems (watchPage), once every selector in `ready` is there (the
- * sections' data-ready="true" markers).
+ * sections' data-ready="true" markers). `onContext(context)`, if given, runs before the page opens
+ * (e.g. to see every request from the first one on).
  */
-export async function openDemo(browser, url, { options = {}, label = 'page', problems, ready }) {
+export async function openDemo(browser, url, { options = {}, label = 'page', problems, ready, onContext }) {
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, ...options });
+  onContext?.(context);
   const p = await context.newPage();
   watchPage(p, label, problems);
   await p.goto(url);

@@ -8,8 +8,8 @@ import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { launchChromium, serveStatic } from '../browser/launch.mjs';
-import { canvasInk, cellPoint, openDemo, readCell, setInput } from './page.mjs';
+import { launchChromium } from '../browser/launch.mjs';
+import { canvasInk, cellPoint, openDemo, readCell, serveDemo, setInput } from './page.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
@@ -30,7 +30,7 @@ async function shoot(p, id, name = id) {
 before(async () => {
   mkdirSync(shots, { recursive: true });
   assert.ok(statSync(join(site, 'index.html')).isFile(), 'web/dist/index.html missing: run `npm run build:demo` first');
-  server = await serveStatic(site);
+  server = await serveDemo(site); // cross-origin isolated, as Vite's servers serve it
   browser = await launchChromium();
   page = await open({}, 'light');
 });

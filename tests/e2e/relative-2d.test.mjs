@@ -10,8 +10,8 @@ import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { launchChromium, serveStatic } from '../browser/launch.mjs';
-import { canvasInk, openDemo, readCell, setInput } from './page.mjs';
+import { launchChromium } from '../browser/launch.mjs';
+import { canvasInk, openDemo, readCell, serveDemo, setInput } from './page.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
@@ -50,7 +50,7 @@ function t5Bucket(r, numBuckets, maxDistance, bidirectional) {
 before(async () => {
   mkdirSync(shots, { recursive: true });
   assert.ok(statSync(join(site, 'index.html')).isFile(), 'web/dist/index.html missing: run `npm run build:demo` first');
-  server = await serveStatic(site);
+  server = await serveDemo(site); // cross-origin isolated, as Vite's servers serve it
   browser = await launchChromium();
   page = await open({}, 'light');
 });

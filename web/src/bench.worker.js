@@ -4,9 +4,15 @@
 // with the frequencies hoisted out of the row loop. Each table is checked against the float64
 // formula on sampled rows. Then RoPE: rot.apply in place on [L, heads, headDim] on both builds,
 // against the plain-JS rotate_half loop with cos/sin tables precomputed once per shape.
+//
+// Sent { kind: 'threads', threads, cases } instead (section 6's "1 thread against N"), it loads
+// posenc's threaded build, init({ threads }) (its pool of threads - 1 workers is nested in this
+// one), beside the one-thread SIMD build, and times both on each case in alternation, as
+// `npm run bench` does (bench/threads.mjs). Only where the page is cross-origin isolated.
 import { init, simdSupported } from 'posenc';
-// The same plain-JS loops as `npm run bench` (even dims only, as the page's shapes are).
-import { plainEncode, plainEncodeHoisted } from '../../bench/encode.mjs';
+// The same plain-JS loops as `npm run bench` (even dims only, as the page's shapes are), and its
+// alternating timer.
+import { plainEncode, plainEncodeHoisted, timeAlternating } from '../../bench/encode.mjs';
 // and the same plain-JS RoPE loop and float64 check as its RoPE rows.
 import { applyError, plainApply, sampleInput, tables } from '../../bench/rope_plain.mjs';
 
@@ -65,7 +71,74 @@ function time(fn, budgetMs, minSamples = 5) {
   return median(samples);
 }
 
+/** A hash of the bits of a Float32Array (FNV-1a over its 32-bit words): the 1-thread and
+ * N-thread results compared without a second copy of a 200 MB table. */
+function bitsHash(a) {
+  const words = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < words.length; i++) h = Math.imul(h ^ words[i], 0x01000193);
+  return h >>> 0;
+}
+
+/** 1 thread against `threads` on each [kind, L, D] of `cases` ('encode' into a reused out,
+ * 'addTo' in place). Each result is first checked to be the same bits on both instances. */
+async function compareThreads({ threads, cases, budgetMs = 600 }) {
+  const one = await init({ simd: true });
+  const many = await init({ threads });
+  try {
+    let done = 0;
+    self.postMessage({ type: 'threads-start', total: cases.length, simd: many.simd, oneThread: one.threads, threads: many.threads });
+    for (const [kind, length, dim] of cases) {
+      let calls;
+      let sameBits;
+      if (kind === 'encode') {
+        const out = new Float32Array(length * dim);
+        const first = bitsHash(one.encode(length, dim, { out }));
+        out.fill(0);
+        sameBits = bitsHash(many.encode(length, dim, { out })) === first;
+        calls = [() => one.encode(length, dim, { out }), () => many.encode(length, dim, { out })];
+      } else if (kind === 'addTo') {
+        const source = new Float32Array(length * dim);
+        for (let i = 0; i < source.length; i++) source[i] = ((Math.imul(i, 2654435761) >>> 0) % 2001) / 1000 - 1;
+        const x = source.slice();
+        const first = bitsHash(one.addTo(x, dim));
+        x.set(source);
+        sameBits = bitsHash(many.addTo(x, dim)) === first;
+        // each run adds the encoding once more (scale 1): the values stay bounded
+        calls = [() => one.addTo(x, dim), () => many.addTo(x, dim)];
+      } else {
+        throw new RangeError(`unknown task '${kind}'`);
+      }
+      const runs = { count: 0 };
+      const counted = calls.map((fn) => () => {
+        runs.count++;
+        return fn();
+      });
+      const [ms1, msN] = await timeAlternating(counted, { budgetMs, minRuns: 5, maxRuns: 15 });
+      done++;
+      self.postMessage({
+        type: 'threads-result',
+        done,
+        total: cases.length,
+        // runs: timed runs per instance (the first call of each, a warm-up, is not timed)
+        row: { kind, length, dim, threads: many.threads, ms1, msN, sameBits, runs: runs.count / 2 - 1 },
+      });
+    }
+  } finally {
+    many.dispose();
+  }
+  self.postMessage({ type: 'threads-done' });
+}
+
 self.onmessage = async (event) => {
+  if (event.data.kind === 'threads') {
+    try {
+      await compareThreads(event.data);
+    } catch (err) {
+      self.postMessage({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+    }
+    return;
+  }
   const { shapes, ropeShapes = [], budgetMs = 250, base = 10000 } = event.data;
   try {
     const impls = [];

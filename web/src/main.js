@@ -10,6 +10,7 @@
 // 11 (five models, about 610 KB, and its accuracies) starts when it comes near the viewport.
 import { init } from 'posenc';
 import './style.css';
+import { comparedThreads, threadsAvailable } from './lib/threads.js';
 import { nearViewport, yieldToBrowser } from './lib/util.js';
 
 /** [name, module, setup, the section made data-ready when it is done (null: none)], page order. */
@@ -19,7 +20,7 @@ const SECTIONS = [
   ['example', () => import('./sections/example.js'), (m, pe) => m.setupExample(pe)],
   ['distance', () => import('./sections/distance.js'), (m, pe) => m.setupDistance(pe)],
   ['transformer', () => import('./sections/transformer.js'), (m, pe) => m.setupTransformer(pe)],
-  ['speed', () => import('./sections/speed.js'), (m) => m.setupSpeed()],
+  ['speed', () => import('./sections/speed.js'), (m, pe) => m.setupSpeed(pe)],
   ['rotary', () => import('./sections/rotary.js'), (m, pe) => m.setupRotary(pe)],
   // section 8 is ready when both its parts are
   ['rope-scaling', () => import('./sections/rotary.js'), (m, pe) => m.setupRopeScaling(pe), null],
@@ -61,7 +62,7 @@ async function main() {
   const modules = SECTIONS.map(([, load]) => load());
   for (const m of modules) m.catch(() => {}); // reported by setUp when awaited
   const pe = await instance;
-  document.getElementById('build-info').textContent = pe.simd ? 'wasm SIMD build' : 'wasm baseline build (no SIMD here)';
+  showBuildInfo(pe);
   // Section 11 starts when it comes near the viewport (its models and accuracies: extrapolation.js).
   nearViewport(document.getElementById('extrapolation'), () => {
     setUp('extrapolation', import('./sections/extrapolation.js'), (m) => m.setupExtrapolation(pe), 'extrapolation')
@@ -72,6 +73,27 @@ async function main() {
     await setUp(name, modules[i], setup, ready, pe);
   }
   document.body.dataset.ready = 'true';
+}
+
+/** The header's "which build runs, on how many threads". The page's instance runs on one thread
+ * (the threaded build is loaded by section 6's comparison only); whether threads can run here
+ * depends on cross-origin isolation (web/isolation.js). */
+function showBuildInfo(pe) {
+  const info = document.getElementById('build-info');
+  const available = threadsAvailable(pe.simd);
+  const build = pe.simd ? 'wasm SIMD build' : 'wasm baseline build (no SIMD here)';
+  const why = available
+    ? `cross-origin isolated, so section 6 also runs it on ${comparedThreads()} threads`
+    : globalThis.crossOriginIsolated === true
+      ? 'threads unavailable here (section 6 says why)'
+      : 'not cross-origin isolated, so no threads here';
+  info.textContent = `${build}, ${pe.threads} thread${pe.threads === 1 ? '' : 's'}; ${why}`;
+  Object.assign(info.dataset, {
+    simd: String(pe.simd),
+    threads: String(pe.threads),
+    isolated: String(globalThis.crossOriginIsolated === true),
+    threadsAvailable: available ? String(comparedThreads()) : '1',
+  });
 }
 
 function showFatal(message) {

@@ -1,5 +1,9 @@
 // Section 6: the benchmark runs in a Worker; the page shows progress, the results tables (encode,
 // then RoPE apply), and how long the main thread went without a frame meanwhile (it should stay near 16 ms).
+// Its second part compares 1 thread with N (posenc's threaded build, loaded only then, in the
+// same Worker: the pool's workers are nested workers) where the page is cross-origin isolated, and
+// otherwise says why threads are unavailable. The main thread only adds table rows.
+import { comparedThreads, threadsAvailable, threadsUnavailableReason } from '../lib/threads.js';
 import { el } from '../lib/util.js';
 
 export const SHAPES = [
@@ -14,9 +18,31 @@ export const ROPE_SHAPES = [
   [2048, 8, 64],
 ];
 
-export function setupSpeed() {
+/** The 1-against-N tasks: [kind, L, D], the big tables of bench/threads.mjs. */
+export const THREAD_CASES = [
+  ['encode', 100000, 512],
+  ['addTo', 8192, 1024],
+];
+
+export function setupSpeed(pe) {
+  // one benchmark at a time: two at once would time each other
+  const busy = { speed: false, threads: false };
+  const buttons = {
+    speed: document.getElementById('speed-run'),
+    threads: document.getElementById('speed-threads-run'),
+  };
+  const canThreads = threadsAvailable(pe.simd);
+  const setBusy = (part, value) => {
+    busy[part] = value;
+    buttons.speed.disabled = busy.speed || busy.threads;
+    buttons.threads.disabled = !canThreads || busy.speed || busy.threads;
+  };
+  setupBenchmark(setBusy);
+  setupThreadsComparison(pe, canThreads, setBusy);
+}
+
+function setupBenchmark(setBusy) {
   const form = document.getElementById('speed-controls');
-  const button = document.getElementById('speed-run');
   const progress = document.getElementById('speed-progress');
   const status = document.getElementById('speed-status');
   const tbody = document.querySelector('#speed-table tbody');
@@ -30,7 +56,7 @@ export function setupSpeed() {
     tbody.replaceChildren();
     ropeBody.replaceChildren();
     progress.value = 0;
-    button.disabled = true;
+    setBusy('speed', true);
     status.textContent = 'starting the worker…';
     status.dataset.state = 'running';
     const jsMs = new Map();
@@ -55,7 +81,7 @@ export function setupSpeed() {
       running = false;
       worker.terminate();
       worker = null;
-      button.disabled = false;
+      setBusy('speed', false);
       status.textContent = text;
       status.dataset.state = state;
     };
@@ -104,5 +130,76 @@ export function setupSpeed() {
     };
     worker.onerror = (e) => finish(`failed: ${e.message}`, 'error');
     worker.postMessage({ shapes: SHAPES, ropeShapes: ROPE_SHAPES });
+  });
+}
+
+const fmtMs = (ms) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+
+/** "1 thread against N": where threads can run, a run in the benchmark Worker posts one row per
+ * task (both instances timed in alternation, medians); elsewhere the reason, the button disabled. */
+function setupThreadsComparison(pe, canThreads, setBusy) {
+  const form = document.getElementById('speed-threads-controls');
+  const status = document.getElementById('speed-threads-status');
+  const tbody = document.querySelector('#speed-threads-table tbody');
+  const note = document.getElementById('speed-threads-note');
+  const threads = comparedThreads();
+  document.getElementById('speed-threads-n').textContent = `${threads} threads, median ms`;
+  document.getElementById('speed-threads-ratio').textContent = `${threads} threads / 1 thread`;
+  form.dataset.threads = String(threads);
+  if (!canThreads) {
+    setBusy('threads', false); // disables the button
+    status.textContent = 'threads unavailable here';
+    status.dataset.state = 'unavailable';
+    note.textContent = threadsUnavailableReason(pe.simd);
+    return;
+  }
+  note.textContent = `This page is cross-origin isolated: the comparison runs 1 thread against ${threads} ` +
+    `(min(4, the ${navigator.hardwareConcurrency ?? '?'} logical cores this browser reports), at least 2).`;
+  let worker = null;
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    if (worker) return;
+    tbody.replaceChildren();
+    setBusy('threads', true);
+    status.textContent = `loading the threaded build (${threads} threads)…`;
+    status.dataset.state = 'running';
+    const t0 = performance.now();
+    worker = new Worker(new URL('../bench.worker.js', import.meta.url), { type: 'module' });
+    const finish = (text, state) => {
+      worker.terminate(); // ends the pool's workers too
+      worker = null;
+      setBusy('threads', false);
+      status.textContent = text;
+      status.dataset.state = state;
+    };
+    worker.onmessage = ({ data }) => {
+      if (data.type === 'threads-start') {
+        form.dataset.simd = String(data.simd);
+        form.dataset.oneThread = String(data.oneThread);
+        form.dataset.manyThreads = String(data.threads);
+        status.textContent = `running 0 / ${data.total} (1 thread against ${data.threads})`;
+      } else if (data.type === 'threads-result') {
+        const r = data.row;
+        status.textContent = `running ${data.done} / ${data.total} (1 thread against ${r.threads})`;
+        const task = r.kind === 'encode'
+          ? `encode ${r.length} x ${r.dim} into out`
+          : `addTo ${r.length} x ${r.dim}`;
+        tbody.append(
+          el('tr', { 'data-kind': r.kind, 'data-threads': String(r.threads), 'data-same-bits': String(r.sameBits), 'data-runs': String(r.runs) },
+            el('td', { text: task }),
+            el('td', { class: 'num', text: fmtMs(r.ms1) }),
+            el('td', { class: 'num', text: fmtMs(r.msN) }),
+            el('td', { class: 'num', text: (r.msN / r.ms1).toFixed(2) }),
+            el('td', { class: 'num', text: `${(r.ms1 / r.msN).toFixed(2)}x` }),
+          ),
+        );
+      } else if (data.type === 'threads-done') {
+        finish(`done in ${((performance.now() - t0) / 1000).toFixed(1)} s`, 'done');
+      } else if (data.type === 'error') {
+        finish(`failed: ${data.message}`, 'error');
+      }
+    };
+    worker.onerror = (e) => finish(`failed: ${e.message}`, 'error');
+    worker.postMessage({ kind: 'threads', threads, cases: THREAD_CASES });
   });
 }
