@@ -174,8 +174,6 @@ function configText(fn, config) {
 /** Adds pe.rotary to `api` (ctx: see api.js). */
 export function attachRotaryApi(api, ctx) {
   const { Module, scratch, withBuffers } = ctx;
-  // The threaded build splits a chunk's rows between its threads: a chunk per thread, times four.
-  const chunkFloats = SCRATCH_FLOATS * (Module.posencPool ? 4 * (Module.posencPool + 1) : 1);
 
   // The scaling options into the record (numbers checked for type here, ranges by the core).
   function writeScaling(fn, scaling, record) {
@@ -303,7 +301,7 @@ export function attachRotaryApi(api, ctx) {
 
     // Rows [r0, r0 + n) of a call: the record (8 doubles) after the positions after the data.
     function runRows(fn, rows, rowFloats, outFloats, call) {
-      const chunkRows = Math.max(1, Math.min(rows.count, Math.floor(chunkFloats / rowFloats)));
+      const chunkRows = Math.max(1, Math.min(rows.count, Math.floor(SCRATCH_FLOATS / rowFloats)));
       const dataBytes = Math.ceil((chunkRows * rowFloats * 4) / 16) * 16;
       const rowsOfPositions = rows.mrope ? 3 : rows.positions ? 1 : 0;
       const positionBytes = rowsOfPositions * chunkRows * 8;
