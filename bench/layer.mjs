@@ -36,7 +36,7 @@ const median = (a) => {
   const s = [...a].sort((x, y) => x - y);
   return s[Math.floor(s.length / 2)];
 };
-function maxAbsDiff(a, b) {
+export function maxAbsDiff(a, b) {
   let m = 0;
   for (let i = 0; i < b.length; i++) {
     const d = Math.abs(a[i] - b[i]);

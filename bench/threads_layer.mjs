@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { layerState, lcgValues } from '../tests/fixtures/layer/lcg.mjs';
 import { timeAlternating } from './encode.mjs';
+import { maxAbsDiff } from './layer.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -46,15 +47,6 @@ with torch.enable_grad():
 `;
   execFileSync('/usr/bin/python3', ['-c', script], { stdio: 'ignore' });
   return file;
-}
-
-function maxAbsDiff(a, b) {
-  let m = 0;
-  for (let i = 0; i < b.length; i++) {
-    const d = Math.abs(a[i] - b[i]);
-    if (!(d <= m)) m = d;
-  }
-  return m;
 }
 
 export async function benchThreadedLayer({ log = console.log } = {}) {

@@ -3,21 +3,13 @@
 // so the results can be compared bit for bit. The tables are big (an encode of 20000 x 512 is 40 MB):
 // each result travels back as its length, its first values and the SHA-256 of its bytes
 // (crypto.subtle, the same in Node, pages and workers). A plain ES module: no Node or DOM imports.
-import { layerInput, layerState } from '../fixtures/layer/lcg.mjs';
+import { layerInput, layerState, lcgValues } from '../fixtures/layer/lcg.mjs';
+
+/** A deterministic pseudo-random Float32Array in [-1, 1): the fixtures' LCG. */
+const noise = (n, seed) => lcgValues(seed, n, 1);
 
 /** The layer of the comparison: big enough that its products and softmax rows are split. */
 export const LAYER = Object.freeze({ seed: 5, dModel: 128, heads: 4, ffDim: 256, length: 400 });
-
-/** A deterministic pseudo-random Float32Array in [-1, 1). */
-export function noise(n, seed) {
-  const out = new Float32Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 2 ** 31 - 1;
-  }
-  return out;
-}
 
 /** What the main entry computes (every call big enough to be split between the threads). */
 export function computeMain(pe) {
@@ -71,4 +63,25 @@ export function withTimeout(promise, ms, what) {
     promise,
     new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer after ${ms} ms`)), ms))),
   ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Runs threads-worker.mjs in a module Web Worker of this page with init(options) and returns what
+ * it posts back (rejects if it does not answer within ms); the worker is always terminated.
+ */
+export async function inModuleWorker(options, ms) {
+  const worker = new Worker('/tests/browser/threads-worker.mjs', { type: 'module' });
+  try {
+    return await withTimeout(
+      new Promise((resolve, reject) => {
+        worker.onmessage = ({ data }) => resolve(data);
+        worker.onerror = (event) => reject(new Error(`worker: ${event.message}`));
+        worker.postMessage({ options });
+      }),
+      ms,
+      'the module worker',
+    );
+  } finally {
+    worker.terminate();
+  }
 }

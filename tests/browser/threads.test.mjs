@@ -142,21 +142,8 @@ describe('a cross-origin isolated page', () => {
   test('init({ threads: 2 }) inside a module Web Worker (nested pool worker): the same bits', { timeout: 120_000 }, async () => {
     const before = poolWorkers(p.workers).length;
     const r = await p.page.evaluate(async (wait) => {
-      const { withTimeout } = await import('/tests/browser/threads-work.mjs');
-      const worker = new Worker('/tests/browser/threads-worker.mjs', { type: 'module' });
-      try {
-        return await withTimeout(
-          new Promise((resolve, reject) => {
-            worker.onmessage = ({ data }) => resolve(data);
-            worker.onerror = (event) => reject(new Error(`worker: ${event.message}`));
-            worker.postMessage({ options: { threads: 2 } });
-          }),
-          4 * wait,
-          'the module worker',
-        );
-      } finally {
-        worker.terminate();
-      }
+      const { inModuleWorker } = await import('/tests/browser/threads-work.mjs');
+      return inModuleWorker({ threads: 2 }, 4 * wait);
     }, WAIT);
     assert.equal(r.error, undefined, r.error?.stack);
     assert.equal(r.crossOriginIsolated, true, "the worker inherits the page's isolation");
@@ -220,21 +207,8 @@ describe('a page without cross-origin isolation falls back', () => {
 
   test('in a module Web Worker too: init({ threads: 2 }) rejects with its Error', { timeout: 60_000 }, async () => {
     const r = await p.page.evaluate(async (wait) => {
-      const { withTimeout } = await import('/tests/browser/threads-work.mjs');
-      const worker = new Worker('/tests/browser/threads-worker.mjs', { type: 'module' });
-      try {
-        return await withTimeout(
-          new Promise((resolve, reject) => {
-            worker.onmessage = ({ data }) => resolve(data);
-            worker.onerror = (event) => reject(new Error(`worker: ${event.message}`));
-            worker.postMessage({ options: { threads: 2 } });
-          }),
-          wait,
-          'the module worker',
-        );
-      } finally {
-        worker.terminate();
-      }
+      const { inModuleWorker } = await import('/tests/browser/threads-work.mjs');
+      return inModuleWorker({ threads: 2 }, wait);
     }, WAIT);
     assert.equal(r.crossOriginIsolated, false);
     assert.equal(r.error?.name, 'Error');

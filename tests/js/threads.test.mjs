@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { layerInput, layerState } from '../fixtures/layer/lcg.mjs';
+import { layerInput, layerState, lcgValues } from '../fixtures/layer/lcg.mjs';
 import { fixtureDir, loadEncodingPackage, loadPackage, root } from './helpers.mjs';
 
 const { init } = await loadPackage();
@@ -22,16 +22,8 @@ const sameBits = (a, b, what) => {
   }
 };
 
-// A deterministic pseudo-random Float32Array.
-function noise(n, seed) {
-  const out = new Float32Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 2 ** 31 - 1;
-  }
-  return out;
-}
+// A deterministic pseudo-random Float32Array in [-1, 1): the fixtures' LCG.
+const noise = (n, seed) => lcgValues(seed, n, 1);
 
 describe('threads: the same bits as one thread', () => {
   let one;

@@ -30,6 +30,12 @@ namespace posenc {
 // Runs body(context, begin, end) for consecutive [begin, end) covering [0, n).
 using RangeBody = void (*)(void* context, std::int64_t begin, std::int64_t end);
 
+// The RangeBody of a callable f(begin, end) passed as its context.
+template <class F>
+void invoke_range(void* f, std::int64_t begin, std::int64_t end) {
+  (*static_cast<F*>(f))(begin, end);
+}
+
 class ThreadPool {
  public:
   // False in the single-threaded builds, where every pool has one thread: callers test it to
@@ -92,9 +98,7 @@ class ThreadPool {
   // for_each_range over a callable f(begin, end).
   template <class F>
   void for_each(std::int64_t n, std::int64_t grain, std::int64_t align, F& f) {
-    for_each_range(
-        n, grain, align,
-        [](void* c, std::int64_t b, std::int64_t e) { (*static_cast<F*>(c))(b, e); }, &f);
+    for_each_range(n, grain, align, &invoke_range<F>, &f);
   }
 
 #if POSENC_THREADS
@@ -124,11 +128,6 @@ class ThreadPool {
 // Runs f(begin, end) over [0, n): split between pool's threads when pool is not null (as
 // ThreadPool::for_each), else f(0, n) on this thread; the single-threaded builds compile only the
 // plain call.
-template <class F>
-void invoke_range(void* f, std::int64_t begin, std::int64_t end) {
-  (*static_cast<F*>(f))(begin, end);
-}
-
 template <class F>
 void for_each_range(ThreadPool* pool, std::int64_t n, std::int64_t grain, std::int64_t align,
                     F& f) {
