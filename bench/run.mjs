@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark, side by side in one process, with the targets each row is held to.
-//   node bench/run.mjs [--quick] [--json FILE] [--only encode|small|layer|rotary|relative|alibi|threads|frozen] [--no-peers]
+//   node bench/run.mjs [--quick] [--json FILE] [--only encode|small|layer|rotary|relative|alibi|threads|half|frozen] [--no-peers]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -205,6 +205,16 @@ if (!only || only === 'threads') {
   threadTargets = targets;
 }
 
+// Issue 25: dtype 'float16' / 'bfloat16' against the float32 call (bench/half.mjs).
+let halfTargets = [];
+if (!only || only === 'half') {
+  const { benchHalf } = await import(pathToFileURL(join(here, 'half.mjs')).href);
+  log('\n== 16-bit outputs (dtype) against float32; medians of interleaved runs');
+  const { rows, targets } = await benchHalf({ pe, log, quick });
+  result.half = rows;
+  halfTargets = targets;
+}
+
 // Issue 22: today's build against the frozen kernel (bench/frozen.mjs; the frozen copy is built on
 // first use by scripts/build-frozen.mjs), in a process of its own so that old and new start alike
 // (bench/frozen.mjs says why). Without git or the revision, the rest of the bench stands.
@@ -230,7 +240,7 @@ if (!only || only === 'frozen') {
 
 result.targets = checkTargets(result.encode, result.small);
 if (result.layer) result.targets.push(...layerTargets(result.layer));
-result.targets.push(...rotaryTargets, ...relativeTargets, ...alibiTargets, ...threadTargets, ...frozenTargets);
+result.targets.push(...rotaryTargets, ...relativeTargets, ...alibiTargets, ...threadTargets, ...halfTargets, ...frozenTargets);
 log('\n== targets');
 for (const t of result.targets) {
   log(`${t.ok ? 'MET   ' : 'MISSED'} ${t.target} (${typeof t.value === 'number' ? t.value.toPrecision(3) : t.value})`);

@@ -143,6 +143,18 @@ class Encoder {
         posenc::shift_blocks(encoder_.spec(), k, ptr<float>(out), static_cast<std::size_t>(len)));
   }
 
+  // encode's rows as 16-bit bits (format 0 float16, 1 bfloat16) at out, which has room for
+  // out_len floats (posenc::SinusoidalEncoder::encode_half).
+  int encodeHalf(std::uintptr_t request, int format) {
+    const Request& q = *ptr<const Request>(request);
+    if (!(q.out_len >= 0)) return last_.keep(posenc::Status::size_mismatch);
+    posenc::RowPositions rows;
+    if (posenc::Status s = q.rows(&rows); s != posenc::Status::ok) return last_.keep(s);
+    return last_.keep(encoder_.encode_half(rows, ptr<std::uint16_t>(address(q.out)),
+                                           static_cast<std::size_t>(q.out_len),
+                                           static_cast<posenc::HalfFormat>(format), cache_.get()));
+  }
+
   ErrorInfo error() const {
     return last_.info();
   }
@@ -178,5 +190,6 @@ EMSCRIPTEN_BINDINGS(posenc_encoder) {
 #endif
       .function("shiftMatrix", &Encoder::shiftMatrix)
       .function("shiftBlocks", &Encoder::shiftBlocks)
+      .function("encodeHalf", &Encoder::encodeHalf)
       .function("error", &Encoder::error);
 }

@@ -1,7 +1,7 @@
 // Type declarations of the posenc package (written by hand; checked with tsc --strict in tests).
 
 import type { LayerApi, SequenceValues } from './layer.js';
-import type { RotaryApi } from './rotary.js';
+import type { Float16Result, RotaryApi } from './rotary.js';
 
 export * from './layer.js';
 export * from './rope_index.js';
@@ -79,6 +79,17 @@ export interface EncodeOptions extends SpecOptions, RowOptions {
   out?: Float32Array;
 }
 
+/**
+ * `dtype: 'float16' | 'bfloat16'`: each value the float16 (bfloat16) nearest to the exact value,
+ * rounded once (not through float32: docs/PRECISION.md). float16 comes as a Float16Result, bfloat16
+ * as bits in a Uint16Array. `dtype: 'float32'` is the default.
+ */
+export interface HalfOptions {
+  dtype: 'float16' | 'bfloat16';
+  /** Fill this array instead (a Uint16Array, or a Float16Array for float16), at least as long as the result. */
+  out?: Uint16Array | Float16Result;
+}
+
 export interface AddToOptions extends SpecOptions, RowOptions {
   /** Embeddings are multiplied by scale before the encoding is added (Math.sqrt(dim) as in the paper). Default 1. */
   scale?: number;
@@ -129,7 +140,10 @@ export interface Encoder {
   /** True after dispose(). */
   readonly disposed: boolean;
   /** `length` rows of the table: Float32Array(length * dim), row-major. */
-  encode(length: number, options?: RowOptions & { out?: Float32Array }): Float32Array;
+  encode(length: number, options?: RowOptions & { out?: Float32Array; dtype?: 'float32' }): Float32Array;
+  /** The same rows as 16-bit values (HalfOptions). */
+  encode(length: number, options: RowOptions & HalfOptions & { dtype: 'bfloat16' }): Uint16Array;
+  encode(length: number, options: RowOptions & HalfOptions): Float16Result;
   /** In place: embeddings = embeddings * scale + PE; embeddings.length must be a multiple of dim. Returns embeddings. */
   addTo(embeddings: Float32Array, options?: RowOptions & { scale?: number }): Float32Array;
   /** A new Float32Array with rows [embedding (embeddingDim) | PE (dim)]. */
@@ -162,7 +176,10 @@ export interface PosencSinusoidal {
    * position offset + r (from the preset's first position) unless `positions` or `paddingMask` say otherwise.
    * @throws TypeError for wrong types or unknown options; RangeError for bad values or sizes.
    */
-  encode(length: number, dim: number, options?: EncodeOptions): Float32Array;
+  encode(length: number, dim: number, options?: EncodeOptions & { dtype?: 'float32' }): Float32Array;
+  /** The same table as 16-bit values, each rounded once from the exact value (HalfOptions). */
+  encode(length: number, dim: number, options: Omit<EncodeOptions, 'out'> & HalfOptions & { dtype: 'bfloat16' }): Uint16Array;
+  encode(length: number, dim: number, options: Omit<EncodeOptions, 'out'> & HalfOptions): Float16Result;
   /**
    * In place and fused: embeddings = embeddings * scale + PE, for embeddings.length / dim rows.
    * Returns `embeddings`.

@@ -359,10 +359,13 @@ class Sincos2d : public Errors {
     return keep(table_.init(s));
   }
   double rows() const { return static_cast<double>(table_.rows()); }
-  int writeRows(double first, double count, std::uintptr_t out, double len) {
-    return keep(table_.write_rows(static_cast<std::int64_t>(first),
-                                  static_cast<std::int64_t>(count), reinterpret_cast<float*>(out),
-                                  static_cast<std::size_t>(len)));
+  // dtype 0: float32 rows; 1 float16, 2 bfloat16 bits (posenc/half.hpp).
+  int writeRows(double first, double count, std::uintptr_t out, double len, int dtype) {
+    const auto r0 = static_cast<std::int64_t>(first), n = static_cast<std::int64_t>(count);
+    const auto size = static_cast<std::size_t>(len);
+    if (dtype == 0) return keep(table_.write_rows(r0, n, reinterpret_cast<float*>(out), size));
+    return keep(table_.write_rows(r0, n, reinterpret_cast<std::uint16_t*>(out), size,
+                                  static_cast<posenc::HalfFormat>(dtype - 1)));
   }
 
  private:

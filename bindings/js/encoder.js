@@ -4,6 +4,7 @@
 // (transfer.js) -> JS-owned results.
 
 import { checkEnum, checkFloat32Array, checkNumber, checkOptionsObject } from './check.js';
+import { checkDtype, halfOut } from './half.js';
 import { ownHandle } from './lifetime.js';
 import { ROW_OPTIONS, createRows } from './rows.js';
 import { SPEC_OPTIONS, createSpecs } from './spec.js';
@@ -16,10 +17,12 @@ const HANDLE_CACHE_COLUMNS = 1 << 17;
 const SHIFT_FORMS = ['matrix', 'blocks'];
 
 const ENCODE_OPTIONS = new Set([...SPEC_OPTIONS, ...ROW_OPTIONS, 'out']);
+const ENCODE_DTYPE_OPTIONS = new Set([...ENCODE_OPTIONS, 'dtype']);
 const ADD_OPTIONS = new Set([...SPEC_OPTIONS, ...ROW_OPTIONS, 'scale']);
 const SHIFT_OPTIONS = new Set([...SPEC_OPTIONS, 'form']);
 const ENCODER_OPTIONS = new Set(['dim', ...SPEC_OPTIONS]);
 const ENCODER_ENCODE_OPTIONS = new Set([...ROW_OPTIONS, 'out']);
+const ENCODER_DTYPE_OPTIONS = new Set([...ENCODER_ENCODE_OPTIONS, 'dtype']);
 const ENCODER_ADD_OPTIONS = new Set([...ROW_OPTIONS, 'scale']);
 const ENCODER_SHIFT_OPTIONS = new Set(['form']);
 
@@ -30,6 +33,12 @@ export function attachEncoderApi(api, ctx) {
   const { presets, resolveSpec, specKey, names } = createSpecs(core);
   const { resolveRows, checkLength } = createRows(core);
   const { runEncode, runAddTo, runConcat, runShift } = createTransfer(ctx);
+  // dtype 'float16' / 'bfloat16': the same chunks through the core's encodeHalf (16-bit bits where
+  // the floats would be), copied out as such.
+  const runEncodeHalf = createTransfer({
+    ...ctx,
+    copyOut: (out, at, from, count) => out.set(ctx.Module.HEAPU16.subarray(from * 2, from * 2 + count), at),
+  }).runEncode;
   const paperOdd = core.oddDims.indexOf('paper');
 
   // A core encoder for a resolved spec (its anchor cache makes one-row calls cheap), with the
@@ -131,7 +140,14 @@ export function attachEncoderApi(api, ctx) {
   function doEncode(fn, handle, spec, length, o) {
     checkLength(fn, length, spec.dim);
     const rows = resolveRows(fn, spec, length, o);
-    return runEncode(fn, handle, spec.dim, rows, checkOut(fn, o.out, length * spec.dim));
+    const dtype = checkDtype(fn, o.dtype);
+    if (dtype === 0) return runEncode(fn, handle, spec.dim, rows, checkOut(fn, o.out, length * spec.dim));
+    const { bits, result } = halfOut(fn, dtype, o.out, length * spec.dim);
+    // The handle as the transfer sees it, with encode -> encodeHalf (made once per handle and dtype).
+    const { encoder } = handle;
+    handle[dtype] ??= { ...handle, encoder: { encode: (q) => encoder.encodeHalf(q, dtype - 1), error: () => encoder.error() } };
+    runEncodeHalf(fn, handle[dtype], spec.dim, rows, bits);
+    return result;
   }
 
   function doAddTo(fn, handle, spec, given, o) {
@@ -166,7 +182,7 @@ export function attachEncoderApi(api, ctx) {
   api.presets = presets;
 
   api.encode = function encode(length, dim, options) {
-    const o = checkOptionsObject('encode', options, ENCODE_OPTIONS);
+    const o = checkOptionsObject('encode', options, ENCODE_DTYPE_OPTIONS);
     const { spec, handle } = specAndHandle('encode', dim, o);
     return doEncode('encode', handle, spec, length, o);
   };
@@ -204,7 +220,7 @@ export function attachEncoderApi(api, ctx) {
       minTimescale: spec.minTimescale,
       encode(length, callOptions) {
         const h = live('encode');
-        const c = checkOptionsObject('encoder.encode', callOptions, ENCODER_ENCODE_OPTIONS);
+        const c = checkOptionsObject('encoder.encode', callOptions, ENCODER_DTYPE_OPTIONS);
         return doEncode('encoder.encode', h, spec, length, c);
       },
       addTo(embeddings, callOptions) {

@@ -8,6 +8,12 @@
  */
 export type RotaryLayout = 'half' | 'interleaved' | 'deinterleave';
 
+/**
+ * A float16 result (dtype 'float16'): a Float16Array where the runtime has one, else the float16
+ * bits in a Uint16Array (declared without needing TypeScript's newer lib: never Float16Array without it).
+ */
+export type Float16Result = (typeof globalThis extends { Float16Array: { prototype: infer T } } ? T : never) | Uint16Array;
+
 /** Hugging Face transformers' rope_type (modeling_rope_utils.py). */
 export type RopeScalingType = 'default' | 'linear' | 'dynamic' | 'yarn' | 'llama3' | 'longrope';
 
@@ -285,5 +291,8 @@ export interface RotaryApi {
   alibiBias(heads: number, queryLength: number, keyLength: number, options?: AlibiBiasOptions & { as?: 'array' }): Float32Array;
   alibiBias(heads: number, queryLength: number, keyLength: number, options: AlibiBiasOptions & { as: 'tensor' }): AlibiTensor;
   /** A 2D sin-cos table: Float32Array(((clsToken ? 1 : 0) + height * width) * dim); dim a multiple of 4. */
-  encode2d(height: number, width: number, dim: number, options?: Encode2dOptions): Float32Array;
+  encode2d(height: number, width: number, dim: number, options?: Encode2dOptions & { dtype?: 'float32' }): Float32Array;
+  /** The same table as float16 / bfloat16 values, each rounded once from the exact value (HalfOptions; no `out`). */
+  encode2d(height: number, width: number, dim: number, options: Encode2dOptions & { dtype: 'bfloat16' }): Uint16Array;
+  encode2d(height: number, width: number, dim: number, options: Encode2dOptions & { dtype: 'float16' | 'bfloat16' }): Float16Result;
 }

@@ -4,10 +4,11 @@
 // ('mae') or timm's build_sincos2d_pos_embed ('timm'); see posenc/sincos2d.hpp.
 
 import { checkBoolean, checkEnum, checkNumber, checkOptionsObject } from './check.js';
+import { checkDtype, halfOut } from './half.js';
 import { familyError } from './rotary.js';
 
 export const SINCOS2D_PRESETS = ['mae', 'timm'];
-const OPTIONS = new Set(['preset', 'base', 'clsToken', 'reverseCoord', 'interleaveSinCos']);
+const OPTIONS = new Set(['preset', 'base', 'clsToken', 'reverseCoord', 'interleaveSinCos', 'dtype']);
 const SCRATCH_FLOATS = 65536;
 
 /** Adds pe.encode2d to `api` (ctx: see api.js). */
@@ -28,6 +29,10 @@ export function attachSincos2dApi(api, ctx) {
     }
     const preset = o.preset === undefined ? 0 : checkEnum(fn, 'preset', o.preset, SINCOS2D_PRESETS);
     const base = o.base === undefined ? 10000 : checkNumber(fn, 'base', o.base, { above: 1 });
+    // dtype 'float16' / 'bfloat16': the core rounds its 1D table once from the exact values and
+    // copies 16-bit rows (half.js).
+    const dtype = checkDtype(fn, o.dtype);
+    const half = dtype === 0 ? null : halfOut(fn, dtype, undefined, elements);
     const request = new Float64Array(Module.SINCOS2D_FIELDS);
     request.set([
       height, width, dim, preset, base,
@@ -41,15 +46,17 @@ export function attachSincos2dApi(api, ctx) {
       Module.HEAPF64.set(request, base0 / 8);
       if (table.init(base0) !== 0) throw familyError(fn, table);
       const rows = table.rows();
-      const out = new Float32Array(rows * dim);
+      const out = half ? half.bits : new Float32Array(rows * dim);
       const chunkRows = Math.max(1, Math.min(rows, Math.floor(SCRATCH_FLOATS / dim)));
       base0 = scratch(fn, chunkRows * dim * 4);
       for (let r0 = 0, n = 0; r0 < rows; r0 += n) {
         n = Math.min(chunkRows, rows - r0);
-        if (table.writeRows(r0, n, base0, n * dim) !== 0) throw familyError(fn, table);
-        out.set(Module.HEAPF32.subarray(base0 / 4, base0 / 4 + n * dim), r0 * dim);
+        if (table.writeRows(r0, n, base0, n * dim, dtype) !== 0) throw familyError(fn, table);
+        const heap = half ? Module.HEAPU16 : Module.HEAPF32;
+        const at = base0 / out.BYTES_PER_ELEMENT;
+        out.set(heap.subarray(at, at + n * dim), r0 * dim);
       }
-      return out;
+      return half ? half.result : out;
     } finally {
       table.delete();
     }

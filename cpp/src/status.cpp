@@ -35,6 +35,8 @@ const char* status_argument(Status s) {
       return "k";
     case Status::out_of_memory:
       return "length";
+    case Status::undecided_rounding:
+      return "dtype";
   }
   return "";
 }
@@ -74,6 +76,8 @@ const char* status_message(Status s) {
       return "k must be a finite number with |k| at most 2^31 - 1";
     case Status::out_of_memory:
       return "not enough memory for this request";
+    case Status::undecided_rounding:
+      return "cannot decide the 16-bit rounding of a value (please report this call)";
   }
   return "unknown status";
 }

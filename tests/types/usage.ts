@@ -2,7 +2,7 @@
 // function and option is used as a user would, and misuse is rejected (@ts-expect-error).
 import { init, simdSupported, type Encoder, type Posenc, type PresetInfo, type EncoderLayerWeightName } from 'posenc';
 import { init as initEncoding, type PosencEncoding } from 'posenc/encoding';
-import type { PosencSinusoidal, Rotary, RotaryModelType } from 'posenc';
+import type { Float16Result, PosencSinusoidal, Rotary, RotaryModelType } from 'posenc';
 import type { Rotary as EncodingRotary } from 'posenc/encoding';
 import { ropeIndex, ROPE_INDEX_MODEL_TYPES, rotary2d, ROTARY2D_MODELS, type RopeIndexResult, type Rotary2d } from 'posenc/multimodal';
 import { alibiModelBias, ALIBI_MODELS, relativeBias, relativeBuckets, RELATIVE_MODEL_TYPES, type RelativeTensor } from 'posenc/relative';
@@ -86,6 +86,11 @@ async function main(): Promise<void> {
   pe.encode(4, 8, { positions: [0, 1, 2, 3], layout: 'split', frequencies: 'half', odd: 'zero-pad' });
   pe.encode(4, 8, { preset: 'fairseq', paddingMask: [1, 0, 0, true], paddingIdx: 1, out: new Float32Array(32) });
   pe.encode(4, 8, { base: 500, minTimescale: 2, positions: new Float64Array(4) });
+  const half16: Float16Result = pe.encode(4, 8, { dtype: 'float16', offset: 2 });
+  const bf16: Uint16Array = pe.encode(4, 8, { dtype: 'bfloat16', out: new Uint16Array(32) });
+  const encHalf: Float16Result = pe.encoder({ dim: 8 }).encode(2, { dtype: 'float16' });
+  // @ts-expect-error: a 16-bit dtype does not return a Float32Array
+  const notF32: Float32Array = pe.encode(4, 8, { dtype: 'float16' });
   const emb = new Float32Array(64);
   const same: Float32Array = pe.addTo(emb, 8, { scale: Math.sqrt(8), offset: 1 });
   const joined: Float32Array = pe.concat(emb, 8, 4, { preset: 'whisper' });
@@ -171,6 +176,7 @@ async function families(fromMain: boolean) {
   // @ts-expect-error: maskValue is a number
   pe.alibiBias(1, 1, 1, { maskValue: '-inf' });
   const grid: Float32Array = pe.encode2d(14, 14, 768, { preset: 'mae', clsToken: true });
+  const grid16: Uint16Array = pe.encode2d(14, 14, 768, { dtype: 'bfloat16' });
   // @ts-expect-error: unknown layout
   pe.rotary({ headDim: 64, layout: 'zigzag' });
   // @ts-expect-error: unknown scaling type

@@ -34,6 +34,7 @@
 
 #include "posenc/buffer.hpp"
 #include "posenc/encoding_error.hpp"
+#include "posenc/half.hpp"
 
 namespace posenc {
 
@@ -69,12 +70,24 @@ class Sincos2dTable {
   // Rows first_row .. first_row + row_count - 1 of the table (out_len = row_count * dim).
   EncodingError write_rows(std::int64_t first_row, std::int64_t row_count, float* out,
                            std::size_t out_len) const;
+  // The same rows as float16 / bf16 bits, each the 16-bit value nearest to the exact sin / cos
+  // (posenc/half.hpp): the 1D table is converted once per format (its midpoints decided by the
+  // double-double path), rows are copies. An error (invalid_argument, "dtype") if a midpoint's
+  // side cannot be decided (none known) or the 16-bit table cannot be allocated.
+  EncodingError write_rows(std::int64_t first_row, std::int64_t row_count, std::uint16_t* out,
+                           std::size_t out_len, HalfFormat format) const;
 
  private:
+  // Rows from a 1D table of `width`-byte values (4: float32, 2: 16-bit bits).
+  EncodingError rows_from(const unsigned char* table, std::size_t width, std::int64_t first_row,
+                          std::int64_t row_count, unsigned char* out, std::size_t out_len) const;
+
   Sincos2dSpec spec_;
   std::int64_t rows_ = 0;
   bool ready_ = false;
   std::vector<double> frequencies_;
+  std::vector<double> low_;  // the real frequencies' tails (MAE; zeros for timm)
+  mutable Buffer<std::uint16_t> half_[2];  // the 1D table per HalfFormat, made on first use
   Buffer<float> table_;  // coordinate p: dim / 4 sines, then dim / 4 cosines
 };
 

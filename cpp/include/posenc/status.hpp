@@ -23,6 +23,8 @@ enum class Status : std::uint8_t {
   unsupported_shift,      // shift of an odd dim under OddDim::paper (a sine column has no cosine)
   invalid_shift,          // shift distance not finite or beyond +-kMaxPosition
   out_of_memory,          // a working buffer could not be allocated
+  undecided_rounding,     // a float16 / bf16 value whose rounding the exact path cannot decide
+                          // (posenc/half.hpp; none known)
 };
 
 // The argument a Status is about ("dim", "base", ...), for error messages.

@@ -217,6 +217,10 @@ inline float round_checked(double v, bool& hard) {
 // frequency w + wlo (two_product), 0 <= p w <= kReduceLimit: the hard-case path of step 4 (not
 // inlined, it is rare).
 float rounded_exact(double p, double w, double wlo, bool cosine) noexcept;
+// The sign of sin(p w) - f (cosine = false) or cos(p w) - f: -1, 0 (only at p w = 0) or +1, or 2
+// when the double-double value lies within its error bound of f (posenc/half.hpp: the side of a
+// float16 / bf16 midpoint). Not inlined: rare.
+int exact_side(double p, double w, double wlo, bool cosine, float f) noexcept;
 
 // The hard-case path for frequency j of F (not inlined: the kernels' loops then read F only in
 // the rare hard case, not per value).

@@ -174,12 +174,17 @@ float round_dd(DD v) {
 
 }  // namespace
 
-float rounded_exact(double p, double w, double wlo, bool cosine) noexcept {
+namespace {
+
+// sin(p w) (cosine = false) or cos(p w) as a double-double: the hard-case path of rounded_exact
+// and exact_side (see kernel_math.hpp, step 4, for its error bound); not inlined: one copy
+// serves both (module size).
+[[gnu::noinline]] DD exact_value(double p, double w, double wlo, bool cosine) {
   double ph, pl, wh, wl, xh, xl, rh, rl;
   split(p, ph, pl);
   split(w, wh, wl);
   two_product(p, ph, pl, w, wh, wl, wlo, xh, xl);
-  if (xh == 0.0) return cosine ? 1.0f : 0.0f;
+  if (xh == 0.0) return {cosine ? 1.0 : 0.0, 0.0};
   const double k = reduce_pio2(xh, xl, rh, rl);
   // sin and cos of r = rh + rl (|r| <= pi/4 + 2^-30) by their Taylor series in double-double:
   // term n is r^n / n!, added to the cosine (n even) or the sine (n odd) with sign (-1)^(n/2),
@@ -200,7 +205,27 @@ float rounded_exact(double p, double w, double wlo, bool cosine) noexcept {
   }
   DD sv, cv;
   apply_quadrant(static_cast<std::int64_t>(k), s, c, sv, cv);
-  return round_dd(cosine ? cv : sv);
+  return cosine ? cv : sv;
+}
+
+}  // namespace
+
+float rounded_exact(double p, double w, double wlo, bool cosine) noexcept {
+  return round_dd(exact_value(p, w, wlo, cosine));
+}
+
+int exact_side(double p, double w, double wlo, bool cosine, float f) noexcept {
+  const DD v = exact_value(p, w, wlo, cosine);
+  if (p * w == 0.0) {  // the exact values sin 0 = 0 and cos 0 = 1
+    const double x = v.hi;
+    return x > f ? 1 : x < f ? -1 : 0;
+  }
+  // Otherwise the exact value is transcendental (never equal to f): its side of f is certain when
+  // the double-double lies further from f than its error bound, 2^-68 up to 2^31 radians.
+  const double d = (v.hi - static_cast<double>(f)) + v.lo;
+  if (d > 0x1p-68) return 1;
+  if (d < -0x1p-68) return -1;
+  return 2;
 }
 
 }  // namespace posenc::detail

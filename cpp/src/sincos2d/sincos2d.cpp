@@ -4,6 +4,7 @@
 // (q = D/4), taken as real numbers (double-double, as the paper table's), and timm's a float32
 // chain, its own frequencies (the tables then equal timm's, not only within the bound).
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -99,14 +100,79 @@ POSENC_HOT_ENTRY EncodingError Sincos2dTable::init(const Sincos2dSpec& spec) {
   }
   spec_ = spec;
   frequencies_ = std::move(w);
+  low_ = std::move(lo);
+  half_[0].resize(0);
+  half_[1].resize(0);
   rows_ = (spec.cls_token ? 1 : 0) + spec.height * spec.width;
   ready_ = true;
   return {};
 }
 
-POSENC_HOT_ENTRY EncodingError Sincos2dTable::write_rows(std::int64_t first_row,
-                                                         std::int64_t row_count, float* out,
-                                                         std::size_t out_len) const {
+namespace {
+// Copies n values of `width` bytes: the float rows' SIMD copy, or a plain loop of 16-bit values
+// (kept small: one row loop serves both widths).
+[[gnu::noinline]] POSENC_SMALL void copy_halves(std::uint16_t* dst, const std::uint16_t* src,
+                                                std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    dst[i] = src[i];
+}
+inline void copy_values(unsigned char* dst, const unsigned char* src, std::size_t n,
+                        std::size_t width) {
+  // 16-bit values in pairs on 4-byte boundaries (every row but timm's split halves of odd dim / 4)
+  // take the float copy too.
+  const bool pairs =
+      width == 2 && n % 2 == 0 &&
+      (reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src)) % 4 == 0;
+  if (width == sizeof(float) || pairs) {
+    detail::copy_floats(reinterpret_cast<float*>(dst), reinterpret_cast<const float*>(src),
+                        pairs ? n / 2 : n);
+  } else {
+    copy_halves(reinterpret_cast<std::uint16_t*>(dst), reinterpret_cast<const std::uint16_t*>(src),
+                n);
+  }
+}
+}  // namespace
+
+EncodingError Sincos2dTable::write_rows(std::int64_t first_row, std::int64_t row_count, float* out,
+                                        std::size_t out_len) const {
+  return rows_from(reinterpret_cast<const unsigned char*>(table_.data()), sizeof(float), first_row,
+                   row_count, reinterpret_cast<unsigned char*>(out), out_len);
+}
+
+EncodingError Sincos2dTable::write_rows(std::int64_t first_row, std::int64_t row_count,
+                                        std::uint16_t* out, std::size_t out_len,
+                                        HalfFormat format) const {
+  Buffer<std::uint16_t>& h = half_[format == HalfFormat::bfloat16 ? 1 : 0];
+  if (ready_ && h.size() == 0) {
+    // The 1D table (coordinate p: q sines, q cosines) rounded once: its float32 values are the
+    // nearest to the exact ones, so only float16 / bf16 midpoints need the exact side.
+    const std::size_t n = table_.size(), q = frequencies_.size();
+    Buffer<std::uint32_t> mids;
+    if (!h.resize_for_overwrite(n) || !mids.resize_for_overwrite(n))
+      return encoding_error(EncodingStatus::out_of_memory, "dim",
+                            "needs more memory than is available");
+    const std::size_t count = to_half(table_.data(), h.data(), n, format, mids.data());
+    for (std::size_t m = 0; m < count; ++m) {
+      const std::size_t i = mids.data()[m], p = i / (2 * q), k = i % (2 * q) % q;
+      const float f = table_.data()[i];
+      const int side =
+          detail::exact_side(static_cast<double>(p), frequencies_[k], low_[k], i % (2 * q) >= q, f);
+      if (side == kSideUndecided) {
+        h.resize(0);
+        return encoding_error(EncodingStatus::invalid_argument, "dtype",
+                              "cannot decide the 16-bit rounding of a value (please report it)");
+      }
+      h.data()[i] = half_bits_for_side(f, side, format);
+    }
+  }
+  return rows_from(reinterpret_cast<const unsigned char*>(h.data()), sizeof(std::uint16_t),
+                   first_row, row_count, reinterpret_cast<unsigned char*>(out), out_len);
+}
+
+POSENC_HOT_ENTRY EncodingError Sincos2dTable::rows_from(const unsigned char* table,
+                                                        std::size_t width, std::int64_t first_row,
+                                                        std::int64_t row_count, unsigned char* out,
+                                                        std::size_t out_len) const {
   if (!ready_)
     return encoding_error(EncodingStatus::invalid_argument, "table",
                           "is not initialised (init() did not return ok)");
@@ -118,34 +184,35 @@ POSENC_HOT_ENTRY EncodingError Sincos2dTable::write_rows(std::int64_t first_row,
   if (out == nullptr || out_len != static_cast<std::size_t>(row_count * dim))
     return encoding_error(
         EncodingStatus::size_mismatch, "out",
-        "must hold rowCount * dim = " + integer_text(row_count * dim) + " floats");
+        "must hold rowCount * dim = " + integer_text(row_count * dim) + " values");
   const std::size_t qn = static_cast<std::size_t>(q);
   const std::int64_t cls = spec_.cls_token ? 1 : 0;
+  const std::int64_t w = static_cast<std::int64_t>(width);  // bytes per value
   for (std::int64_t r = 0; r < row_count; ++r) {
-    float* o = out + r * dim;
+    unsigned char* o = out + r * dim * w;
     const std::int64_t t = first_row + r - cls;
     if (t < 0) {
-      std::memset(o, 0, static_cast<std::size_t>(dim) * sizeof(float));
+      std::memset(o, 0, static_cast<std::size_t>(dim * w));
       continue;
     }
     if (spec_.preset == Sincos2dPreset::mae) {
       const std::int64_t i = t / spec_.width, j = t % spec_.width;  // grid row, grid column
-      detail::copy_floats(o, table_.data() + j * 2 * q, 2 * qn);    // 1d(grid[0] = j): sin, cos
-      detail::copy_floats(o + 2 * q, table_.data() + i * 2 * q, 2 * qn);  // 1d(grid[1] = i)
+      copy_values(o, table + j * 2 * q * w, 2 * qn, width);         // 1d(grid[0] = j): sin, cos
+      copy_values(o + 2 * q * w, table + i * 2 * q * w, 2 * qn, width);  // 1d(grid[1] = i)
       continue;
     }
     // timm: ndgrid over [height, width] (or [width, height]): t = a * fast + b.
     const std::int64_t fast = spec_.reverse_coord ? spec_.height : spec_.width;
-    const float* ta = table_.data() + (t / fast) * 2 * q;  // [sin(a b) | cos(a b)]
-    const float* tb = table_.data() + (t % fast) * 2 * q;
+    const unsigned char* ta = table + (t / fast) * 2 * q * w;  // [sin(a b) | cos(a b)]
+    const unsigned char* tb = table + (t % fast) * 2 * q * w;
     if (spec_.interleave_sin_cos) {
-      detail::copy_floats(o, ta, 2 * qn);
-      detail::copy_floats(o + 2 * q, tb, 2 * qn);
+      copy_values(o, ta, 2 * qn, width);
+      copy_values(o + 2 * q * w, tb, 2 * qn, width);
     } else {
-      detail::copy_floats(o, ta, qn);              // sin(a b)
-      detail::copy_floats(o + q, tb, qn);          // sin(b b)
-      detail::copy_floats(o + 2 * q, ta + q, qn);  // cos(a b)
-      detail::copy_floats(o + 3 * q, tb + q, qn);  // cos(b b)
+      copy_values(o, ta, qn, width);                      // sin(a b)
+      copy_values(o + q * w, tb, qn, width);              // sin(b b)
+      copy_values(o + 2 * q * w, ta + q * w, qn, width);  // cos(a b)
+      copy_values(o + 3 * q * w, tb + q * w, qn, width);  // cos(b b)
     }
   }
   return {};

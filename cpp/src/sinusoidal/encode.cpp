@@ -13,6 +13,7 @@
 #include "posenc/parallel/thread_pool.hpp"
 #include "posenc/sinusoidal/encoder.hpp"
 #include "sincos/kernels.hpp"
+#include "sincos/row_copy.hpp"
 #include "sinusoidal/table.hpp"
 
 namespace posenc {
@@ -102,6 +103,51 @@ SinusoidalEncoder::SinusoidalEncoder(const Spec& spec)
   }
   static std::atomic<std::uint64_t> constructed{0};
   identity_ = ++constructed;
+}
+
+Status SinusoidalEncoder::encode_half(const RowPositions& rows, std::uint16_t* out,
+                                      std::size_t out_len, HalfFormat format,
+                                      AnchorCache* cache) const {
+  const Status s = encode(rows, reinterpret_cast<float*>(out), out_len, cache);
+  if (s != Status::ok) return s;
+  // Block by block, from the front: a block's floats are copied out before its 16-bit values are
+  // written, and those land below the floats not yet read.
+  constexpr std::size_t kBlock = 1024;
+  float values[kBlock];
+  std::uint32_t midpoints[kBlock];
+  const std::size_t dim = static_cast<std::size_t>(spec_.dim);
+  for (std::size_t start = 0; start < out_len; start += kBlock) {
+    const std::size_t n = out_len - start < kBlock ? out_len - start : kBlock;
+    // (copy_floats: the SIMD copy; memcpy is a byte loop in this wasm and tripled the call's time)
+    detail::copy_floats(values, reinterpret_cast<const float*>(out) + start, n);
+    const std::size_t count = to_half(values, out + start, n, format, midpoints);
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t i = start + midpoints[k], row = i / dim;
+      const double p = rows.positions != nullptr ? rows.positions[row]
+                                                 : rows.first_position + static_cast<double>(row);
+      const float f = values[midpoints[k]];
+      const int side = exact_side(p, static_cast<std::int64_t>(i % dim), f);
+      if (side == kSideUndecided) return Status::undecided_rounding;
+      out[i] = half_bits_for_side(f, side, format);
+    }
+  }
+  return Status::ok;
+}
+
+int SinusoidalEncoder::exact_side(double position, std::int64_t column, float value) const {
+  const std::int64_t sines = columns_.sines;
+  std::int64_t i = column;
+  bool cosine = false;
+  if (spec_.layout == Layout::interleaved) {
+    i = column / 2;
+    cosine = column % 2 != 0;
+  } else if (column >= sines) {
+    i = column - sines;
+    cosine = true;
+  }
+  if (i >= sines || (cosine && i >= columns_.cosines)) return value == 0.0f ? 0 : 1;  // zero column
+  const auto k = static_cast<std::size_t>(i);
+  return detail::exact_side(position, padded_frequencies_[k], padded_low_[k], cosine, value);
 }
 
 std::shared_ptr<const detail::RotationTable> SinusoidalEncoder::rotation_table() const {

@@ -26,6 +26,7 @@
 #include <memory>
 #include <vector>
 
+#include "posenc/half.hpp"
 #include "posenc/sinusoidal/spec.hpp"
 #include "posenc/status.hpp"
 
@@ -129,6 +130,19 @@ class SinusoidalEncoder {
                 PendingRows* pending = nullptr) const;
   static Status finish(ThreadPool* pool, PendingRows& pending);
   Status encode_reference(const RowPositions& rows, float* out, std::size_t out_len) const;
+
+  // encode's rows as float16 / bf16 bits (posenc/half.hpp), each the 16-bit value nearest to the
+  // exact value: out must have room for out_len FLOATS (the float32 rows are written there first
+  // and converted in place, block by block); the first out_len uint16 hold the result.
+  // Status::undecided_rounding if a midpoint's side cannot be decided (none known).
+  Status encode_half(const RowPositions& rows, std::uint16_t* out, std::size_t out_len,
+                     HalfFormat format, AnchorCache* cache = nullptr) const;
+
+  // The sign of x - value, x the exact value of column `column` at position `position`
+  // (0 <= position <= kMaxPosition, 0 <= column < dim) and value its float32 (what encode wrote
+  // there): -1, 0 or +1, or kSideUndecided when the double-double recomputation cannot tell.
+  // Only meant for the rare 16-bit midpoints.
+  int exact_side(double position, std::int64_t column, float value) const;
 
   // A cache for this encoder (nullptr when out of memory or when status() is not ok).
   std::unique_ptr<AnchorCache> make_anchor_cache() const;

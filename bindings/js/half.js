@@ -1,0 +1,29 @@
+// dtype 'float16' / 'bfloat16' outputs, shared by the families: each value the float16 (bf16)
+// nearest to the exact value, rounded once. The core converts its float32 rows in wasm and
+// decides the rare values that are 16-bit rounding midpoints from the exact value
+// (posenc/half.hpp); this module checks the option and makes the output array.
+
+import { checkEnum, checkTypedArray } from './check.js';
+import { float16View } from './float16.js';
+
+const DTYPES = ['float32', 'float16', 'bfloat16'];
+
+/** The dtype option: 0 float32 (the default), 1 float16, 2 bfloat16. */
+export const checkDtype = (fn, dtype) => (dtype === undefined ? 0 : checkEnum(fn, 'dtype', dtype, DTYPES));
+
+/**
+ * The output of a 16-bit call of `needed` values: { bits (a Uint16Array to write the bits to),
+ * result (what the call returns) }. `given`: the caller's out (a Uint16Array, or a Float16Array
+ * for float16), at least `needed` long; a longer one gives its first `needed` values.
+ */
+export function halfOut(fn, dtype, given, needed) {
+  if (given === undefined) {
+    const bits = new Uint16Array(needed);
+    return { bits, result: dtype === 1 ? float16View(bits) : bits };
+  }
+  const F16 = globalThis.Float16Array;
+  const f16 = dtype === 1 && typeof F16 === 'function' && given instanceof F16;
+  const out = f16 ? given : checkTypedArray(fn, 'out', given, Uint16Array, `a Uint16Array${dtype === 1 ? ' or Float16Array' : ''} (dtype '${DTYPES[dtype]}')`);
+  if (out.length < needed) throw new RangeError(`posenc.${fn}: out must hold at least ${needed} values, got ${out.length}`);
+  return { bits: f16 ? new Uint16Array(out.buffer, out.byteOffset, out.length) : out, result: out.length === needed ? out : out.subarray(0, needed) };
+}
