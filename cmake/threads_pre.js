@@ -22,3 +22,42 @@ Module['posencStop'] = function () {
     },
   });
 });
+// init() rejects when a worker of the pool cannot load, instead of waiting for it forever
+// (Emscripten 3.1.6 listens to a worker's errors only once the .wasm is compiled, and then only
+// logs and rethrows them: its ready promise, which waits for every worker's 'loaded', never
+// settles). The pool's workers are watched from the moment they are created (PThread's postset,
+// cmake/threads_library.js, calls this right after PThread.init() with the worker script's file
+// name): any 'error' before the module is ready (the worker script missing or refused, the glue
+// not importable from the worker, an exception while it starts; Node's NodeWorker also reports a
+// worker that exited first) ends every worker and rejects init() with an Error that names the
+// script and what failed. Errors after that are Emscripten's, as before.
+function posencWatchPool(workerFile) {
+  if (ENVIRONMENT_IS_PTHREAD) return;
+  var loading = true;
+  var settled = function () {
+    loading = false;
+  };
+  // (Both ways: a rejection left unhandled here would be an uncaught error of its own.)
+  Module['ready'].then(settled, settled);
+  var fail = function (event) {
+    if (!loading) return;
+    loading = false;
+    // Handled here: not also reported as an uncaught error of the page.
+    if (event['preventDefault']) event['preventDefault']();
+    // A script that could not be fetched or was refused gives a plain Event, without a message.
+    var what =
+      event['message'] ||
+      'its script could not be fetched or was refused (HTTP error, network, Content-Security-Policy, or no Cross-Origin-Embedder-Policy header on an isolated page)';
+    var url = event['filename'] || new URL(workerFile, _scriptDir).href;
+    PThread.unusedWorkers.forEach(function (worker) {
+      worker.onerror = worker.onmessage = null;
+    });
+    PThread.terminateAllThreads();
+    var message = 'posenc.init: a worker of the thread pool failed to load (' + url + ': ' + what + '); init({ threads: 1 }) runs without workers (docs/API.md, "Threads")';
+    readyPromiseReject(new Error(message, { 'cause': event['error'] || event }));
+  };
+  PThread.unusedWorkers.forEach(function (worker) {
+    // (A Worker class without addEventListener, some other global Worker in Node, is not watched.)
+    if (worker['addEventListener']) worker['addEventListener']('error', fail);
+  });
+}

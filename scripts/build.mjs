@@ -109,7 +109,7 @@ function replaceOnce(code, from, to, what) {
 // the literal new Worker(new URL('x.worker.js', import.meta.url)), which Vite and webpack 5 follow:
 // they bundle the worker script as a worker. Each worker then imports the glue from
 // Module.mainScriptUrlOrBlob (cmake/threads_pre.js), the glue's _scriptDir. Two changes make that
-// work under bundlers:
+// work under bundlers, a third makes a worker's failure to import it visible:
 // - _scriptDir is new URL('./x.mjs', import.meta.url) (the same URL for a plain page and Node): a
 //   bundler emits the glue as it ships, an ES module the workers can import, and gives its URL.
 //   import.meta.url alone is not enough: webpack replaces it by the build machine's file:// path,
@@ -119,6 +119,11 @@ function replaceOnce(code, from, to, what) {
 //   (and warns "Critical dependency"), and the literal fallback import('./x.mjs') pulled the whole
 //   glue into the worker bundle (webpack then warned of a circular dependency between the worker
 //   and itself; Vite inlined 30 KB the worker never ran).
+// - a failure of that import (or of the glue's start in the worker) is thrown again from a timer,
+//   an uncaught error of the worker: the page's Worker object (or Node's worker_thread) gets an
+//   'error' event, which init() turns into its rejection (cmake/threads_pre.js, posencWatchPool).
+//   As Emscripten writes it, the rejection is unhandled inside the worker and the page never hears
+//   of it: init() would wait forever.
 const WORKER_TERSER_OPTIONS = { ...GLUE_TERSER_OPTIONS, format: { comments: /webpackIgnore|@vite-ignore/ } };
 function threadedGlue(name, code) {
   return replaceOnce(code, 'var _scriptDir = import.meta.url;', `var _scriptDir = new URL('./${name}.mjs', import.meta.url).href;`, `${name}.mjs`);
@@ -126,8 +131,8 @@ function threadedGlue(name, code) {
 function threadedWorker(name, code) {
   return replaceOnce(
     code,
-    `(e.data.urlOrBlob?import(e.data.urlOrBlob):import("./${name}.mjs"))`,
-    `import(/* webpackIgnore: true */ /* @vite-ignore */ e.data.urlOrBlob || "./${name}.mjs")`,
+    `(e.data.urlOrBlob?import(e.data.urlOrBlob):import("./${name}.mjs")).then(function(exports){return exports.default(Module)}).then(function(instance){Module=instance})`,
+    `import(/* webpackIgnore: true */ /* @vite-ignore */ e.data.urlOrBlob || "./${name}.mjs").then(function(exports){return exports.default(Module)}).then(function(instance){Module=instance},function(error){setTimeout(function(){throw error})})`,
     `${name}.worker.js`,
   );
 }
@@ -139,6 +144,11 @@ for (const name of modules) {
   if (threaded.includes(name)) glue = threadedGlue(name, glue);
   await writeMinified(glue, `${name}.mjs`, { sources: relative(dist, source), options: GLUE_TERSER_OPTIONS });
   if (threaded.includes(name)) {
+    // Closure keeps cmake/threads_pre.js's posencWatchPool (and its message) only if PThread's
+    // postset (cmake/threads_library.js) still calls it.
+    if (!readFileSync(join(dist, `${name}.mjs`), 'utf8').includes('posenc.init: a worker of the thread pool failed to load')) {
+      throw new Error(`dist/${name}.mjs: the pool's load watch (cmake/threads_pre.js, posencWatchPool) is missing`);
+    }
     const worker = join(build, `${name}.worker.js`);
     const code = threadedWorker(name, readFileSync(worker, 'utf8'));
     await writeMinified(code, `${name}.worker.js`, { sources: relative(dist, worker), options: WORKER_TERSER_OPTIONS });

@@ -12,14 +12,36 @@ export class NodeWorker {
     // execArgv: [] - the worker runs posenc's own modules, not the process's flags (--input-type
     // would stop it).
     const worker = new Worker(new URL(import.meta.url), { workerData: { posencWorker: String(url) }, execArgv: [] });
+    let loaded = false;
+    let failed = false;
+    this.errorListeners = [];
     worker.on('message', (data) => {
       // A pool worker waits for work for the life of the instance: once loaded it must not keep
       // the process alive (init() is waiting for its 'loaded' until then).
-      if (data?.cmd === 'loaded') worker.unref();
+      if (data?.cmd === 'loaded') {
+        loaded = true;
+        worker.unref();
+      }
       this.onmessage?.({ data });
     });
-    worker.on('error', (e) => this.onerror?.(e));
+    // 'error' as a Web Worker's ErrorEvent to the listeners (the glue's pool watch,
+    // cmake/threads_pre.js, which rejects init()), then to Emscripten's onerror. A worker that
+    // exits before it loaded without an error (process.exit in a module it imports) is an error too.
+    const fail = (error) => {
+      failed = true;
+      const event = { type: 'error', message: error?.message ?? String(error), filename: String(url), error, preventDefault() {} };
+      for (const listener of this.errorListeners) listener(event);
+      this.onerror?.(error);
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => {
+      if (!loaded && !failed && !this.terminated) fail(new Error(`the worker exited with code ${code} before it loaded`));
+    });
     this.worker = worker;
+  }
+
+  addEventListener(type, listener) {
+    if (type === 'error') this.errorListeners.push(listener);
   }
 
   postMessage(message, transfer) {
@@ -27,6 +49,7 @@ export class NodeWorker {
   }
 
   terminate() {
+    this.terminated = true;
     this.worker.terminate();
   }
 }

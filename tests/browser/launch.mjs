@@ -76,20 +76,30 @@ export const MIME_TYPES = Object.freeze({
  * Serves `dir` over HTTP on 127.0.0.1 at a free port. GET and HEAD only; a directory serves its
  * index.html; paths outside `dir` and missing files are 404. `headers` (an object) is added to every
  * response, e.g. a Content-Security-Policy. No caching headers: every page load refetches.
+ * `route(pathname)`, if given, is asked first for every request (tests of what a page does when a
+ * file is missing or refused): `{ status }` answers that status (e.g. 404) instead of the file,
+ * `{ headers }` serves the file with these headers instead of `headers`, undefined serves it as usual.
  *
  * @param {string} dir
- * @param {{ headers?: Record<string, string> }} [options]
+ * @param {{ headers?: Record<string, string>,
+ *   route?: (pathname: string) => { status?: number, headers?: Record<string, string> } | undefined }} [options]
  * @returns {Promise<{ url: string, port: number, close: () => Promise<void> }>} url ends with '/'
  */
-export async function serveStatic(dir, { headers = {} } = {}) {
+export async function serveStatic(dir, { headers: allHeaders = {}, route } = {}) {
   const root = resolve(dir);
   const server = createServer(async (req, res) => {
     try {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
-        res.writeHead(405, { Allow: 'GET, HEAD', ...headers }).end();
+        res.writeHead(405, { Allow: 'GET, HEAD', ...allHeaders }).end();
         return;
       }
       const pathname = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
+      const routed = route?.(pathname);
+      const headers = routed?.headers ?? allHeaders;
+      if (routed?.status) {
+        res.writeHead(routed.status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', ...headers }).end('refused');
+        return;
+      }
       let file = resolve(join(root, pathname));
       if (file !== root && !file.startsWith(root + sep)) {
         res.writeHead(404, headers).end('not found');

@@ -7,6 +7,10 @@
 //   the same from inside a module Web Worker (the pool's workers are then nested workers).
 // - Not isolated: no SharedArrayBuffer, init({ threads: 2 }) rejects with its Error (page and
 //   worker), init() runs one thread with the same bits.
+// - Isolated, but a pool worker cannot load (its script 404, served without
+//   Cross-Origin-Embedder-Policy, forbidden by the page's CSP, or the glue refused to the worker):
+//   init({ threads: 3 }) rejects with an Error naming the worker script, the workers it started
+//   end, and init({ threads: 1 }) then runs on the same page.
 // Results are compared as SHA-256 digests of their bytes (tests/browser/threads-work.mjs, the same
 // code in Node and in the browser). Every wait has a timeout: a hang fails a test.
 //
@@ -58,16 +62,20 @@ function sameDigests(got, want, what) {
 // ---- Chromium ------------------------------------------------------------------------------------
 let browser;
 const servers = {};
+// servers.failing: what it does instead of serving a file (serveStatic's route), set by each test.
+let failure;
 before(async () => {
   assert.ok(statSync(join(root, 'dist', 'posenc_threads.worker.js')).isFile(), 'dist/ missing: run `npm run build` first');
   servers.isolated = await serveStatic(root, { headers: ISOLATION });
   servers.plain = await serveStatic(root);
+  servers.failing = await serveStatic(root, { headers: ISOLATION, route: (pathname) => failure?.(pathname) });
   browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
   await servers.isolated?.close();
   await servers.plain?.close();
+  await servers.failing?.close();
 });
 
 /** A fresh page of tests/browser/threads.html on `server`, its problems collected, its workers listed. */
@@ -215,4 +223,72 @@ describe('a page without cross-origin isolation falls back', () => {
     assert.equal(r.error.message, THREADS_ERROR);
     assert.deepEqual(p.problems, []);
   });
+});
+
+describe('an isolated page where a pool worker cannot load', () => {
+  const WORKER = '/dist/posenc_threads.worker.js';
+  const GLUE = '/dist/posenc_threads.mjs';
+  const FETCH_FAILED = 'its script could not be fetched or was refused';
+  // [what fails, serveStatic route, what the message says after the worker's URL, and how many
+  //  pool workers the page saw start, where that is certain]
+  const glueRequests = { count: 0 };
+  const SCENARIOS = [
+    ['the worker script is 404', (path) => (path === WORKER ? { status: 404 } : undefined), FETCH_FAILED],
+    ['the worker script is served without Cross-Origin-Embedder-Policy', (path) => (path === WORKER ? { headers: {} } : undefined), FETCH_FAILED],
+    [
+      "the page's Content-Security-Policy forbids workers",
+      (path) => (path.endsWith('.html') ? { headers: { ...ISOLATION, 'Content-Security-Policy': "worker-src 'none'" } } : undefined),
+      FETCH_FAILED,
+    ],
+    // The page imports the glue (request 1), then each of the 2 workers (2 and 3): the second
+    // worker to ask is refused, the first one gets it (and may have loaded: it ends too).
+    [
+      'the glue is refused to the second worker',
+      (path) => (path === GLUE && ++glueRequests.count > 2 ? { status: 404 } : undefined),
+      'Uncaught TypeError: Failed to fetch dynamically imported module',
+      2,
+    ],
+  ];
+  for (const [scenario, route, what, started] of SCENARIOS) {
+    test(`${scenario}: init({ threads: 3 }) rejects, its workers end, one thread still runs`, { timeout: 120_000 }, async () => {
+      glueRequests.count = 0;
+      failure = route;
+      const p = await openPage(servers.failing, scenario);
+      try {
+        const r = await p.page.evaluate(async (wait) => {
+          const { init } = await import('/dist/browser.js');
+          const { digest, withTimeout } = await import('/tests/browser/threads-work.mjs');
+          const failed = await withTimeout(
+            init({ threads: 3 }).then(
+              (pe) => (pe.dispose(), null),
+              (err) => ({ name: err.name, message: err.message, isError: err instanceof Error, cause: typeof err.cause }),
+            ),
+            wait,
+            'init({ threads: 3 })',
+          );
+          const pe = await withTimeout(init({ threads: 1 }), wait, 'init({ threads: 1 })');
+          return { failed, threads: pe.threads, small: await digest({ small: pe.encode(5000, 256) }) };
+        }, WAIT);
+        assert.ok(r.failed, 'init({ threads: 3 }) rejected');
+        assert.equal(r.failed.name, 'Error');
+        assert.ok(r.failed.isError);
+        assert.equal(r.failed.cause, 'object', 'the worker\'s error (or event) is the cause');
+        const start = `posenc.init: a worker of the thread pool failed to load (${servers.failing.url}dist/posenc_threads.worker.js: ${what}`;
+        assert.ok(r.failed.message.startsWith(start), `${r.failed.message}\n  should start with\n${start}`);
+        assert.ok(r.failed.message.endsWith('init({ threads: 1 }) runs without workers (docs/API.md, "Threads")'), r.failed.message);
+        assert.equal(r.threads, 1);
+        sameDigests(r.small, REF_SMALL, 'one thread after the failure');
+        // Every pool worker the page started has ended (playwright reports closes asynchronously).
+        const pool = poolWorkers(p.workers);
+        if (started !== undefined) assert.equal(pool.length, started, 'pool workers started');
+        for (let i = 0; i < 50 && pool.some((w) => !w.closed); i++) await new Promise((ok) => setTimeout(ok, 100));
+        assert.deepEqual(pool.filter((w) => !w.closed), [], 'every pool worker ended');
+        // Handled: no uncaught error on the page (the failed requests and the CSP report are expected).
+        assert.deepEqual(p.problems.filter((problem) => problem.includes('page error')), []);
+      } finally {
+        failure = undefined;
+        await p.close();
+      }
+    });
+  }
 });

@@ -1,9 +1,11 @@
 // The threaded build (init({ threads }) > 1: SIMD + pthreads, a pool of workers per instance):
 // every result the same bits as the single-threaded SIMD build, in both entries; pe.threads;
-// pe.dispose() stops the workers; a process that used threads exits by itself.
+// pe.dispose() stops the workers; a process that used threads exits by itself; a pool worker that
+// cannot load makes init() reject (not hang) and every worker it started ends.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
@@ -182,4 +184,133 @@ console.log(pe.threads, pe.encode(20000, 512).length);`;
   assert.equal(run.status, 0, `exit status ${run.status} (signal ${run.signal}): ${run.stderr}`);
   assert.equal(run.stdout.trim(), `2 ${20000 * 512}`);
   assert.ok(seconds < 5, `the process took ${seconds} s to exit`);
+});
+
+// ---- a pool worker that cannot load ------------------------------------------------------------
+// A copy of the package's dist/ in a temporary directory (dist/ itself is never touched), whose
+// worker script is replaced, scenario by scenario, by one that fails in each way a worker can.
+// Each worker thread reads the script afresh, so one import of the copy's entries serves them all.
+describe('a pool worker that cannot load: init() rejects, every worker ends', () => {
+  const packageDist = process.env.POSENC_PACKAGE_DIR ? join(process.env.POSENC_PACKAGE_DIR, 'dist') : join(root, 'dist');
+  let dir;
+  let copy;
+  let NodeWorker;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'posenc-threads-'));
+    copy = join(dir, 'dist');
+    cpSync(packageDist, copy, { recursive: true });
+    ({ NodeWorker } = await import(pathToFileURL(join(copy, 'posenc_node_threads.mjs')).href));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const original = (name) => readFileSync(join(packageDist, `${name}.worker.js`), 'utf8');
+  // The worker script's one import(), of the glue (the URL the main thread sends), sent elsewhere.
+  const importsMissingGlue = (name) => {
+    const code = original(name);
+    const changed = code.replace(/\bimport\([^)]*\)/, 'import("./posenc_missing_glue.mjs")');
+    assert.notEqual(changed, code, 'the worker script has an import() of the glue');
+    return changed;
+  };
+  const SCENARIOS = [
+    ['the worker script is missing', () => null, /Cannot find module/],
+    ['the worker script is truncated', (name) => original(name).slice(0, 200), /SyntaxError|Unexpected|missing|Invalid/],
+    ['the worker script throws while it is evaluated', () => 'throw new Error("posenc test: boom");', /posenc test: boom/],
+    ['the worker exits before it loaded', () => 'process.exit(3);', /exited with code 3 before it loaded/],
+    ['the glue cannot be imported from the worker', importsMissingGlue, /posenc_missing_glue\.mjs/],
+  ];
+
+  /**
+   * init(options) of the copy's entry with the worker script `name`.worker.js written as `script`
+   * (null: deleted). Returns the rejection and the pool's workers (recorded through a NodeWorker
+   * subclass given to the glue as the global Worker; onLoaded() runs when one reports 'loaded'),
+   * after waiting for each one's exit: a worker left running would keep this waiting until the
+   * test's timeout fails it.
+   */
+  async function failingInit(entry, name, script, options, onLoaded) {
+    const file = join(copy, `${name}.worker.js`);
+    rmSync(file, { force: true });
+    if (script !== null) writeFileSync(file, script);
+    const workers = [];
+    globalThis.Worker = class RecordedWorker extends NodeWorker {
+      constructor(url) {
+        super(url);
+        this.exited = new Promise((ok) => this.worker.once('exit', ok));
+        this.worker.on('message', (data) => {
+          if (data?.cmd !== 'loaded') return;
+          this.loaded = true;
+          onLoaded?.();
+        });
+        workers.push(this);
+      }
+    };
+    let error;
+    try {
+      const { init: copyInit } = await import(pathToFileURL(join(copy, entry)).href);
+      const pe = await copyInit(options).catch((e) => {
+        error = e;
+      });
+      pe?.dispose();
+    } finally {
+      delete globalThis.Worker;
+      writeFileSync(file, original(name));
+    }
+    await Promise.all(workers.map((w) => w.exited));
+    return { error, workers, url: pathToFileURL(file).href };
+  }
+
+  const assertRejection = ({ error, url }, what) => {
+    assert.ok(error instanceof Error, `init() rejected with an Error, got ${error}`);
+    const start = `posenc.init: a worker of the thread pool failed to load (${url}: `;
+    assert.ok(error.message.startsWith(start), `message: ${error.message}`);
+    assert.match(error.message.slice(start.length), what);
+    assert.ok(error.message.endsWith('); init({ threads: 1 }) runs without workers (docs/API.md, "Threads")'), error.message);
+  };
+
+  for (const [scenario, script, what] of SCENARIOS) {
+    test(scenario, { timeout: 60_000 }, async () => {
+      const result = await failingInit('node.js', 'posenc_threads', script('posenc_threads'), { threads: 3 });
+      assertRejection(result, what);
+      assert.equal(result.workers.length, 2, 'the pool started threads - 1 workers');
+    });
+  }
+
+  test('posenc/encoding too', { timeout: 60_000 }, async () => {
+    const result = await failingInit('encoding-node.js', 'posenc_encoding_threads', null, { threads: 2 });
+    assertRejection(result, /Cannot find module/);
+    assert.equal(result.workers.length, 1);
+  });
+
+  test('two workers fail after a third one loaded: all three end', { timeout: 60_000 }, async () => {
+    // The first worker to start runs the real script (it loads the .wasm and reports 'loaded');
+    // every other one waits for that (the file `go`, written when it is reported), then throws.
+    // A flag file created with O_EXCL decides which is first, race-free.
+    const [flag, go] = [join(dir, 'first-worker'), join(dir, 'go')];
+    writeFileSync(join(copy, 'posenc_threads.real.worker.js'), original('posenc_threads'));
+    const script = `import { existsSync, openSync } from 'node:fs';
+let first = true;
+try { openSync(${JSON.stringify(flag)}, 'wx'); } catch { first = false; }
+if (first) {
+  await import('./posenc_threads.real.worker.js');
+} else {
+  await new Promise((ok) => { const timer = setInterval(() => existsSync(${JSON.stringify(go)}) && (clearInterval(timer), ok()), 5); });
+  throw new Error('posenc test: not the first worker');
+}`;
+    const result = await failingInit('node.js', 'posenc_threads', script, { threads: 4 }, () => writeFileSync(go, ''));
+    assertRejection(result, /posenc test: not the first worker/);
+    assert.equal(result.workers.length, 3);
+    assert.deepEqual(result.workers.map((w) => w.loaded === true).sort(), [false, false, true], 'one worker had loaded');
+  });
+
+  test('afterwards init() works in the same process, with one thread and with a pool', async () => {
+    const { init: copyInit } = await import(pathToFileURL(join(copy, 'node.js')).href);
+    const one = await copyInit({ threads: 1 });
+    const two = await copyInit({ threads: 2 });
+    try {
+      assert.equal(two.threads, 2);
+      sameBits(one.encode(20000, 512), (await init({ simd: true })).encode(20000, 512), 'one thread');
+      sameBits(two.encode(20000, 512), one.encode(20000, 512), 'two threads');
+    } finally {
+      two.dispose();
+    }
+  });
 });
