@@ -5,12 +5,13 @@
 //   encode 8192 x 1024          pe.encode(8192, 1024, { dtype }) (new arrays), and into `out`
 //   encoder row (decoding step) enc.encode(1, { offset, dtype }) at dim 1024
 //   encode2d 64 x 64, 768       pe.encode2d(64, 64, 768, { preset: 'mae', dtype })
-// cosSin and alibiBias take no dtype yet.
+//   rot.cosSin 8192             rot.cosSin(8192, { dtype }) of Llama-2 (head 128), HF and ORT layouts
 import { timeAlternating } from './encode.mjs';
 
 export async function benchHalf({ pe, log, quick }) {
   const timing = quick ? { budgetMs: 150, minRuns: 3 } : { budgetMs: 500, minRuns: 7 };
   const enc = pe.encoder({ dim: 1024 });
+  const rot = pe.rotary({ preset: 'llama-2-7b' });
   let step = 0;
   const out32 = new Float32Array(8192 * 1024);
   const out16 = new Uint16Array(8192 * 1024);
@@ -19,6 +20,8 @@ export async function benchHalf({ pe, log, quick }) {
     ['encode 8192 x 1024 into out', (dtype) => pe.encode(8192, 1024, { dtype, out: dtype === 'float32' ? out32 : out16 })],
     ['encoder row, dim 1024', (dtype) => enc.encode(1, { offset: 100 + (step++ % 64), dtype })],
     ['encode2d 64 x 64 x 768', (dtype) => pe.encode2d(64, 64, 768, { preset: 'mae', dtype })],
+    ['rot.cosSin 8192, Llama-2', (dtype) => rot.cosSin(8192, { dtype })],
+    ["rot.cosSin 8192, ORT cache", (dtype) => rot.cosSin(8192, { dtype, cache: 'ort' })],
   ];
   const rows = [];
   const targets = [];
@@ -38,6 +41,7 @@ export async function benchHalf({ pe, log, quick }) {
     }
   } finally {
     enc.dispose();
+    rot.dispose();
   }
   return { rows, targets };
 }

@@ -239,6 +239,15 @@ class Rotary : public Errors {
     return keep(rotary_.cos_sin(rows, at<float>(q[kOut]), at<float>(q[kOut2]), len, len, &cache_,
                                 posenc_bindings::thread_pool()));
   }
+  // dtype 1 float16, 2 bfloat16: the bits at the same places (posenc/half.hpp).
+  int cosSinHalf(std::uintptr_t request, int dtype) {
+    const double* q = reinterpret_cast<const double*>(request);
+    const posenc::RotaryRows rows = rows_of(q);
+    const std::size_t len = static_cast<std::size_t>(q[kOutLen]);
+    return keep(rotary_.cos_sin_half(rows, at<std::uint16_t>(q[kOut]), at<std::uint16_t>(q[kOut2]),
+                                     len, len, static_cast<posenc::HalfFormat>(dtype - 1), &cache_,
+                                     posenc_bindings::thread_pool()));
+  }
 
  private:
   static posenc::RotaryRows rows_of(const double* q) {
@@ -407,6 +416,7 @@ EMSCRIPTEN_BINDINGS(posenc_rotary) {
       .function("inverseFrequenciesFor", &Rotary::inverseFrequenciesFor)
       .function("apply", &Rotary::apply)
       .function("cosSin", &Rotary::cosSin)
+      .function("cosSinHalf", &Rotary::cosSinHalf)
       .function("errorArgument", &Rotary::errorArgument)
       .function("errorMessage", &Rotary::errorMessage);
   class_<Alibi>("Alibi")

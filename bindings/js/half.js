@@ -14,16 +14,17 @@ export const checkDtype = (fn, dtype) => (dtype === undefined ? 0 : checkEnum(fn
 /**
  * The output of a 16-bit call of `needed` values: { bits (a Uint16Array to write the bits to),
  * result (what the call returns) }. `given`: the caller's out (a Uint16Array, or a Float16Array
- * for float16), at least `needed` long; a longer one gives its first `needed` values.
+ * for float16), at least `needed` long; a longer one gives its first `needed` values. `name`: the
+ * argument's name in errors.
  */
-export function halfOut(fn, dtype, given, needed) {
+export function halfOut(fn, dtype, given, needed, name = 'out') {
   if (given === undefined) {
     const bits = new Uint16Array(needed);
     return { bits, result: dtype === 1 ? float16View(bits) : bits };
   }
   const F16 = globalThis.Float16Array;
   const f16 = dtype === 1 && typeof F16 === 'function' && given instanceof F16;
-  const out = f16 ? given : checkTypedArray(fn, 'out', given, Uint16Array, `a Uint16Array${dtype === 1 ? ' or Float16Array' : ''} (dtype '${DTYPES[dtype]}')`);
-  if (out.length < needed) throw new RangeError(`posenc.${fn}: out must hold at least ${needed} values, got ${out.length}`);
+  const out = f16 ? given : checkTypedArray(fn, name, given, Uint16Array, `a Uint16Array${dtype === 1 ? ' or Float16Array' : ''} (dtype '${DTYPES[dtype]}')`);
+  if (out.length < needed) throw new RangeError(`posenc.${fn}: ${name} must hold at least ${needed} values, got ${out.length}`);
   return { bits: f16 ? new Uint16Array(out.buffer, out.byteOffset, out.length) : out, result: out.length === needed ? out : out.subarray(0, needed) };
 }

@@ -166,6 +166,20 @@ export interface RotaryCosSinOptions extends RotarySequenceOptions {
   out?: { cos: Float32Array; sin: Float32Array };
 }
 
+/** rot.cosSin's options for 16-bit tables (dtype 'float16' or 'bfloat16'). */
+export interface RotaryCosSinHalfOptions extends Omit<RotaryCosSinOptions, 'out'> {
+  dtype: 'float16' | 'bfloat16';
+  /** Arrays to write the bits into (each batch * length * width values); they are returned. */
+  out?: { cos: Uint16Array | Float16Result; sin: Uint16Array | Float16Result };
+}
+
+/** rot.cosSin's 16-bit tables with as: 'tensor' (type 'float16': ort.Tensor takes it; 'bfloat16': bits). */
+export interface RotaryHalfTensor {
+  data: Uint16Array | Float16Result;
+  dims: number[];
+  type: 'float16' | 'bfloat16';
+}
+
 /** A rotary embedding owning wasm memory: call dispose() when done. */
 export interface Rotary {
   /** The pe.rotaryModelTypes row that read the config (null for explicit options). */
@@ -207,10 +221,18 @@ export interface Rotary {
   apply(x: Float32Array, options: RotaryApplyOptions & { heads: number; as: 'tensor' }): RotaryFloatTensor;
   apply(x: RotaryTensorLike<Float32Array>, options: RotaryApplyOptions & { as: 'tensor' }): RotaryFloatTensor;
   /** cos and sin, Float32Array(length * rotaryDim) each, in Hugging Face's layout, times attentionScaling. */
-  cosSin(length: number, options?: RotaryRowOptions): { cos: Float32Array; sin: Float32Array };
+  cosSin(length: number, options?: RotaryRowOptions & { dtype?: 'float32' }): { cos: Float32Array; sin: Float32Array };
   /** Per sequence [batch, length, width], ONNX Runtime's cache layout (width rotaryDim / 2), into out. */
-  cosSin(length: number, options?: RotaryCosSinOptions & { as?: 'array' }): { cos: Float32Array; sin: Float32Array };
-  cosSin(length: number, options: RotaryCosSinOptions & { as: 'tensor' }): { cos: RotaryFloatTensor; sin: RotaryFloatTensor };
+  cosSin(length: number, options?: RotaryCosSinOptions & { as?: 'array'; dtype?: 'float32' }): { cos: Float32Array; sin: Float32Array };
+  cosSin(length: number, options: RotaryCosSinOptions & { as: 'tensor'; dtype?: 'float32' }): { cos: RotaryFloatTensor; sin: RotaryFloatTensor };
+  /**
+   * The same tables as 16-bit values, each the float16 / bfloat16 nearest to the exact cos(p w),
+   * sin(p w) (with attentionScaling != 1: to HF's float32 product), rounded once. `out` takes
+   * Uint16Arrays (or Float16Arrays for float16) of exactly the size.
+   */
+  cosSin(length: number, options: RotaryCosSinHalfOptions & { dtype: 'bfloat16'; as?: 'array' }): { cos: Uint16Array; sin: Uint16Array };
+  cosSin(length: number, options: RotaryCosSinHalfOptions & { as?: 'array' }): { cos: Float16Result; sin: Float16Result };
+  cosSin(length: number, options: RotaryCosSinHalfOptions & { as: 'tensor' }): { cos: RotaryHalfTensor; sin: RotaryHalfTensor };
   dispose(): void;
   [Symbol.dispose](): void;
 }

@@ -22,6 +22,7 @@ import {
   readTensor,
   typeError,
 } from './check.js';
+import { checkDtype, halfOut } from './half.js';
 import { ownHandle } from './lifetime.js';
 import { ROTARY_PRESETS } from './rotary_presets.js';
 
@@ -57,7 +58,8 @@ const SCALING_OPTIONS = new Set([
 const APPLY_OPTIONS = new Set(['heads', 'offset', 'positions', 'order', 'batch', 'as']);
 const MASK_OPTIONS = new Set(['layer', 'queryLength', 'keyLength', 'offset', 'slidingWindow', 'chunkSize']);
 const SCALE_OPTIONS = new Set(['layer', 'length', 'offset']);
-const COS_SIN_OPTIONS = new Set(['offset', 'positions', 'batch', 'cache', 'out', 'as']);
+const COS_SIN_OPTIONS = new Set(['offset', 'positions', 'batch', 'cache', 'out', 'as', 'dtype']);
+const DTYPE_NAMES = ['float32', 'float16', 'bfloat16'];
 // rot.apply's orders of x's axes (batch, seq, heads, headDim) and rot.cosSin's table layouts: Hugging
 // Face's [seq, rotaryDim], ONNX Runtime's cos_cache / sin_cache [seq, rotaryDim / 2].
 const ORDERS = ['shd', 'bshd', 'bhsd'];
@@ -519,27 +521,32 @@ export function attachRotaryApi(api, ctx) {
      * of a 'half' / 'deinterleave' row, the even entries of an 'interleaved' one). Into `out`'s
      * arrays, else new Float32Arrays (made here only).
      */
-    function tables(fn, h, length, each, width, out) {
+    function tables(fn, h, length, each, width, out, dtype) {
       const size = each.length * length * width;
-      const { cos, sin } = out ?? { cos: new Float32Array(size), sin: new Float32Array(size) };
+      const Array_ = dtype === 0 ? Float32Array : Uint16Array;
+      const { cos, sin } = out ?? { cos: new Array_(size), sin: new Array_(size) };
       const step = width < rotaryDim && layout === 'interleaved' ? 2 : 1;
+      // 16-bit values (dtype): the core writes their bits where the floats were, at half the index.
+      const shift = dtype === 0 ? 2 : 1;
       each.forEach((o, b) => {
         runRows(fn, resolveRows(fn, length, o), 2 * rotaryDim, rotaryDim, (r0, n, dataPtr, record, recordPtr) => {
           const count = n * rotaryDim;
           record[ROWS.out2] = dataPtr + count * 4;
           Module.HEAPF64.set(record, recordPtr / 8);
-          if (h.cosSin(recordPtr) !== 0) throw familyError(fn, h);
-          const heap = Module.HEAPF32;
+          if ((dtype === 0 ? h.cosSin(recordPtr) : h.cosSinHalf(recordPtr, dtype)) !== 0) throw familyError(fn, h);
+          const heap = dtype === 0 ? Module.HEAPF32 : Module.HEAPU16;
+          const c0 = dataPtr >> shift;
+          const s0 = (dataPtr + count * 4) >> shift;
           const at = (b * length + r0) * width;
           if (width === rotaryDim) {
-            cos.set(heap.subarray(dataPtr / 4, dataPtr / 4 + count), at);
-            sin.set(heap.subarray(dataPtr / 4 + count, dataPtr / 4 + 2 * count), at);
+            cos.set(heap.subarray(c0, c0 + count), at);
+            sin.set(heap.subarray(s0, s0 + count), at);
             return;
           }
           for (let r = 0, i = at; r < n; r++) {
-            for (let j = dataPtr / 4 + r * rotaryDim, end = j + width * step; j < end; j += step, i++) {
-              cos[i] = heap[j];
-              sin[i] = heap[j + count];
+            for (let j = r * rotaryDim, end = j + width * step; j < end; j += step, i++) {
+              cos[i] = heap[c0 + j];
+              sin[i] = heap[s0 + j];
             }
           }
         });
@@ -566,14 +573,24 @@ export function attachRotaryApi(api, ctx) {
       const batch = o.batch === undefined ? known ?? 1 : checkNumber(fn, 'batch', o.batch, { integer: true, min: 1 });
       const width = ort ? rotaryDim / 2 : rotaryDim;
       const each = sequences(fn, o, batch, length);
-      const out = o.out && { cos: checkFloat32Array(fn, 'out.cos', o.out.cos), sin: checkFloat32Array(fn, 'out.sin', o.out.sin) };
-      for (const k in out) {
-        if (out[k].length !== batch * length * width) throw rangeError(fn, `out.${k}.length`, `batch * length * ${width} = ${batch * length * width}`, out[k].length);
+      const size = batch * length * width;
+      const dtype = checkDtype(fn, o.dtype);
+      const given = o.out && {
+        cos: dtype === 0 ? checkFloat32Array(fn, 'out.cos', o.out.cos) : o.out.cos,
+        sin: dtype === 0 ? checkFloat32Array(fn, 'out.sin', o.out.sin) : o.out.sin,
+      };
+      // 16-bit tables: bits in Uint16Arrays, returned as halfOut makes them (half.js).
+      const half = dtype === 0 ? null : { cos: halfOut(fn, dtype, given ? given.cos ?? null : undefined, size, 'out.cos'), sin: halfOut(fn, dtype, given ? given.sin ?? null : undefined, size, 'out.sin') };
+      for (const k in given) {
+        const length = half ? half[k].bits.length : given[k].length;
+        if (length !== size) throw rangeError(fn, `out.${k}.length`, `batch * length * ${width} = ${size}`, length);
       }
-      const result = tables(fn, h, length, each, width, out);
+      const written = tables(fn, h, length, each, width, half ? { cos: half.cos.bits, sin: half.sin.bits } : given, dtype);
+      const result = half ? { cos: half.cos.result, sin: half.sin.result } : written;
       if (!tensor) return result;
       const d = batch === 1 && known === undefined ? [length, width] : [batch, length, width];
-      return { cos: { data: result.cos, dims: d, type: 'float32' }, sin: { data: result.sin, dims: [...d], type: 'float32' } };
+      const type = DTYPE_NAMES[dtype];
+      return { cos: { data: result.cos, dims: d, type }, sin: { data: result.sin, dims: [...d], type } };
     };
     return Object.freeze(ctx.guardMethods(rot, 'rotary.'));
   }

@@ -153,6 +153,11 @@ async function families(fromMain: boolean) {
   const qd: Float32Array = rot.apply(new Float32Array(2 * 3 * 4 * 128), { order: 'bshd', batch: 2, heads: 4, offset: [0, 5], as: 'tensor' }).data;
   const ortCache: Float32Array = rot.cosSin(3, { offset: new Int32Array([0, 5]), cache: 'ort', out: { cos: new Float32Array(384), sin: new Float32Array(384) } }).cos;
   const dims: number[] = rot.cosSin(3, { positions: [[0, 1, 2], [4, 5, 6]], as: 'tensor' }).sin.dims;
+  const cos16: Float16Result = rot.cosSin(8, { offset: 3, dtype: 'float16' }).cos;
+  const sinBf16: Uint16Array = rot.cosSin(8, { dtype: 'bfloat16', cache: 'ort', out: { cos: new Uint16Array(512), sin: new Uint16Array(512) } }).sin;
+  const t16: 'float16' | 'bfloat16' = rot.cosSin(8, { dtype: 'float16', as: 'tensor' }).cos.type;
+  // @ts-expect-error a 16-bit table does not go into Float32Arrays
+  rot.cosSin(8, { dtype: 'float16', out: { cos: new Float32Array(1024), sin: new Float32Array(1024) } });
   // @ts-expect-error no such order
   rot.apply(qt, { order: 'sbhd' });
   const llama = pe.rotary({ preset: 'llama-3.1-8b' });

@@ -21,6 +21,7 @@
 
 #include "posenc/buffer.hpp"
 #include "posenc/encoding_error.hpp"
+#include "posenc/half.hpp"
 #include "posenc/rotary/spec.hpp"
 
 namespace posenc {
@@ -112,6 +113,14 @@ class RotaryEmbedding {
   EncodingError cos_sin(const RotaryRows& rows, float* cos, float* sin, std::size_t cos_len,
                         std::size_t sin_len, RotaryAnchorCache* cache = nullptr,
                         ThreadPool* pool = nullptr) const;
+
+  // cos_sin as float16 / bfloat16 bits (posenc/half.hpp): each value the 16-bit value nearest to
+  // the exact cos(p w) or sin(p w), rounded once (with A != 1: the rounding of HF's float32 product
+  // float32(cos) * float32(A)). cos and sin each have room for cos_len FLOATS (the float32 tables
+  // are written there first and converted in place); their first cos_len uint16 hold the result.
+  EncodingError cos_sin_half(const RotaryRows& rows, std::uint16_t* cos, std::uint16_t* sin,
+                             std::size_t cos_len, std::size_t sin_len, HalfFormat format,
+                             RotaryAnchorCache* cache = nullptr, ThreadPool* pool = nullptr) const;
 
   // In place on x, rows.count x heads x head_dim floats, row-major ([L, heads, head_dim], as
   // q.transpose(1, 2) of HF's [batch, heads, L, head_dim] for one batch entry): each pair (x, y) of
