@@ -211,11 +211,12 @@ export interface InitOptions {
   /** true: require the SIMD build (throws where unsupported); false: force the baseline build. Default: detect. */
   simd?: boolean;
   /**
-   * Threads to run, the caller's included: an integer from 1 to 16. Default 1. Above 1 loads the
-   * threaded build (SIMD + pthreads), which needs SharedArrayBuffer: Node, or a cross-origin
-   * isolated page. Results are the same bits with any number of threads.
+   * Threads to run, the caller's included: an integer from 1 to 16, or 'auto' (min(4, cores) in
+   * Node and on cross-origin isolated pages with the SIMD build, else 1, without an error).
+   * Default 1. Above 1 loads the threaded build (SIMD + pthreads), which needs SharedArrayBuffer:
+   * Node, or a cross-origin isolated page. Results are the same bits with any number of threads.
    */
-  threads?: number;
+  threads?: number | 'auto';
 }
 
 /** Loads the wasm module (the SIMD build where supported). */

@@ -74,12 +74,14 @@ export function createApi(Module, { simd, threads = 1, families }) {
 
 /**
  * The init() of an entry: load(simd, threads) instantiates the chosen Emscripten module (the entry
- * holds the literal file names bundlers look for); families as for createApi.
+ * holds the literal file names bundlers look for); families as for createApi. cores(): the cores
+ * this runtime lets threads use, for threads: 'auto' (each entry asks its own runtime: node:os stays
+ * out of the browser entries).
  */
-export function createInit(load, families) {
+export function createInit(load, families, cores) {
   return async function init(options) {
     const simd = chooseBuild(options);
-    const threads = chooseThreads(options, simd);
+    const threads = chooseThreads(options, simd, cores);
     const Module = await load(simd, threads);
     // The threaded build started threads - 1 workers with the module: the core's pool runs on them.
     if (threads > 1) Module.setThreads(threads);
@@ -120,16 +122,22 @@ export function chooseBuild(options) {
   return options.simd === undefined ? supported : options.simd;
 }
 
+const THREADS = "an integer from 1 to 16 or 'auto'";
+
 /**
  * Validates init()'s `threads` (every thread, the caller's included, as onnxruntime-web counts)
- * and returns how many to run: 1 unless asked for.
+ * and returns how many to run: 1 unless asked for. 'auto' (issue 26's rule): min(4, cores()) where
+ * the threaded build can run (the SIMD build and SharedArrayBuffer; cores() is 1 on a page that is
+ * not cross-origin isolated), else 1 without an error; a missing or invalid count (cores() | 0 < 1)
+ * counts as 1.
  */
-function chooseThreads(options, simd) {
+function chooseThreads(options, simd, cores) {
   const threads = options?.threads;
   if (threads === undefined || threads === 1) return 1;
-  if (typeof threads !== 'number') throw typeError('init', 'threads', 'an integer from 1 to 16', threads);
+  if (threads === 'auto') return simd && typeof SharedArrayBuffer === 'function' ? Math.min(4, Math.max(1, cores() | 0)) : 1;
+  if (typeof threads !== 'number') throw typeError('init', 'threads', THREADS, threads);
   if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
-    throw rangeError('init', 'threads', 'an integer from 1 to 16', threads);
+    throw rangeError('init', 'threads', THREADS, threads);
   }
   if (!simd) throw new RangeError('posenc.init: threads > 1 runs the SIMD build only, not simd: false');
   if (typeof SharedArrayBuffer !== 'function' || globalThis.crossOriginIsolated === false) {
@@ -137,3 +145,9 @@ function chooseThreads(options, simd) {
   }
   return threads;
 }
+
+/**
+ * The browser entries' cores for threads: 'auto': navigator.hardwareConcurrency on a cross-origin
+ * isolated page or worker, else 1 (no SharedArrayBuffer to share). The Node entries pass os's count.
+ */
+export const browserCores = () => (globalThis.crossOriginIsolated === true ? navigator.hardwareConcurrency : 1);

@@ -1,7 +1,7 @@
 // Browser (and bundler) entry of the posenc package: every family of encodings and the transformer.
 // The literal `new URL('./x.wasm', import.meta.url)` lets Vite, webpack and plain import maps find
 // and emit the file; only the build that init() chooses is fetched.
-import { createInit } from './api.js';
+import { browserCores, createInit } from './api.js';
 import { attachAlibiApi } from './alibi.js';
 import { attachEncoderApi } from './encoder.js';
 import { attachLayerApi } from './layer.js';
@@ -15,8 +15,8 @@ const instantiate = async (glue, url) => (await glue).default({ locateFile: () =
 
 /**
  * Loads posenc. `init({ simd: false })` forces the baseline build, `init({ threads })`
- * runs the threaded build.
- * @type {(options?: { simd?: boolean, threads?: number }) => Promise<object>}
+ * runs the threaded build (threads: 'auto': min(4, cores)).
+ * @type {(options?: { simd?: boolean, threads?: number | 'auto' }) => Promise<object>}
  */
 export const init = createInit(
   (simd, threads) =>
@@ -28,4 +28,5 @@ export const init = createInit(
       ? instantiate(import('./posenc_simd.mjs'), new URL('./posenc_simd.wasm', import.meta.url))
       : instantiate(import('./posenc_baseline.mjs'), new URL('./posenc_baseline.wasm', import.meta.url)),
   [attachEncoderApi, attachRotaryApi, attachAlibiApi, attachSincos2dApi, attachLayerApi, attachModelApi],
+  browserCores,
 );

@@ -1,6 +1,6 @@
 // Browser (and bundler) entry of posenc/encoding: the encodings without the transformer, over the
 // .wasm linked without them. Literal file names, as in browser.js, so bundlers emit the files.
-import { createInit } from './api.js';
+import { browserCores, createInit } from './api.js';
 import { attachAlibiApi } from './alibi.js';
 import { attachEncoderApi } from './encoder.js';
 import { attachRotaryApi } from './rotary.js';
@@ -12,8 +12,8 @@ const instantiate = async (glue, url) => (await glue).default({ locateFile: () =
 
 /**
  * Loads posenc/encoding. `init({ simd: false })` forces the baseline build, `init({ threads })`
- * runs the threaded build.
- * @type {(options?: { simd?: boolean, threads?: number }) => Promise<object>}
+ * runs the threaded build (threads: 'auto': min(4, cores)).
+ * @type {(options?: { simd?: boolean, threads?: number | 'auto' }) => Promise<object>}
  */
 export const init = createInit(
   (simd, threads) =>
@@ -25,4 +25,5 @@ export const init = createInit(
       ? instantiate(import('./posenc_encoding_simd.mjs'), new URL('./posenc_encoding_simd.wasm', import.meta.url))
       : instantiate(import('./posenc_encoding_baseline.mjs'), new URL('./posenc_encoding_baseline.wasm', import.meta.url)),
   [attachEncoderApi, attachRotaryApi, attachAlibiApi, attachSincos2dApi],
+  browserCores,
 );

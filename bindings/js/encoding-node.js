@@ -1,6 +1,7 @@
 // Node entry of posenc/encoding: every family of encodings (the paper's, rotary, ALiBi, 2D) without
 // the transformer (no encoderLayer or loadModel), over the .wasm linked without it (docs/API.md, "Bundlers").
 import { readFile } from 'node:fs/promises';
+import * as os from 'node:os';
 import { createInit } from './api.js';
 import { attachAlibiApi } from './alibi.js';
 import { attachEncoderApi } from './encoder.js';
@@ -12,8 +13,8 @@ export { simdSupported } from './api.js';
 const instantiate = async (glue, url) => (await glue).default({ wasmBinary: await readFile(url) });
 /**
  * Loads posenc/encoding. `init({ simd: false })` forces the baseline build, `init({ threads })`
- * runs the threaded build.
- * @type {(options?: { simd?: boolean, threads?: number }) => Promise<object>}
+ * runs the threaded build (threads: 'auto': min(4, cores)).
+ * @type {(options?: { simd?: boolean, threads?: number | 'auto' }) => Promise<object>}
  */
 export const init = createInit(
   (simd, threads) =>
@@ -26,4 +27,6 @@ export const init = createInit(
       ? instantiate(import('./posenc_encoding_simd.mjs'), new URL('./posenc_encoding_simd.wasm', import.meta.url))
       : instantiate(import('./posenc_encoding_baseline.mjs'), new URL('./posenc_encoding_baseline.wasm', import.meta.url)),
   [attachEncoderApi, attachRotaryApi, attachAlibiApi, attachSincos2dApi],
+  // threads: 'auto': the cores Node reports (availableParallelism from Node 18.14, else the CPU count).
+  () => os.availableParallelism?.() ?? os.cpus().length,
 );

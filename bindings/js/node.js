@@ -2,6 +2,7 @@
 // the transformer. Reads the chosen .wasm with fs and hands its bytes to the Emscripten glue (built
 // for web/worker, which runs unchanged in Node given wasmBinary).
 import { readFile } from 'node:fs/promises';
+import * as os from 'node:os';
 import { createInit } from './api.js';
 import { attachAlibiApi } from './alibi.js';
 import { attachEncoderApi } from './encoder.js';
@@ -15,8 +16,8 @@ export { simdSupported } from './api.js';
 const instantiate = async (glue, url) => (await glue).default({ wasmBinary: await readFile(url) });
 /**
  * Loads posenc. `init({ simd: false })` forces the baseline build, `init({ threads })`
- * runs the threaded build.
- * @type {(options?: { simd?: boolean, threads?: number }) => Promise<object>}
+ * runs the threaded build (threads: 'auto': min(4, cores)).
+ * @type {(options?: { simd?: boolean, threads?: number | 'auto' }) => Promise<object>}
  */
 export const init = createInit(
   (simd, threads) =>
@@ -29,4 +30,6 @@ export const init = createInit(
       ? instantiate(import('./posenc_simd.mjs'), new URL('./posenc_simd.wasm', import.meta.url))
       : instantiate(import('./posenc_baseline.mjs'), new URL('./posenc_baseline.wasm', import.meta.url)),
   [attachEncoderApi, attachRotaryApi, attachAlibiApi, attachSincos2dApi, attachLayerApi, attachModelApi],
+  // threads: 'auto': the cores Node reports (availableParallelism from Node 18.14, else the CPU count).
+  () => os.availableParallelism?.() ?? os.cpus().length,
 );

@@ -5,8 +5,10 @@
 //   forward with and without causal, rot.apply) is the same bits as Node's single-thread SIMD
 //   build; posenc/encoding too; pe.dispose() ends the worker and the instance still computes; and
 //   the same from inside a module Web Worker (the pool's workers are then nested workers).
+//   threads: 'auto' gives min(4, navigator.hardwareConcurrency) in both entries (and 4, 3, 1, 1
+//   when the page reports 8, 3, no and 0 cores).
 // - Not isolated: no SharedArrayBuffer, init({ threads: 2 }) rejects with its Error (page and
-//   worker), init() runs one thread with the same bits.
+//   worker), init() runs one thread with the same bits; threads: 'auto' runs one, no error.
 // - Isolated, but a pool worker cannot load (its script 404, served without
 //   Cross-Origin-Embedder-Policy, forbidden by the page's CSP, or the glue refused to the worker):
 //   init({ threads: 3 }) rejects with an Error naming the worker script, the workers it started
@@ -161,6 +163,46 @@ describe('a cross-origin isolated page', () => {
     assert.deepEqual(p.problems, []);
   });
 
+  test("init({ threads: 'auto' }): min(4, navigator.hardwareConcurrency), both entries, the same bits", { timeout: 120_000 }, async () => {
+    const before = poolWorkers(p.workers).length;
+    const r = await p.page.evaluate(async (wait) => {
+      const main = await import('/dist/browser.js');
+      const encoding = await import('/dist/encoding-browser.js');
+      const { digest, withTimeout } = await import('/tests/browser/threads-work.mjs');
+      const run = async (entry, label) => {
+        const pe = await withTimeout(entry.init({ threads: 'auto' }), wait, `${label} init({ threads: 'auto' })`);
+        const result = { threads: pe.threads, simd: pe.simd, small: await digest({ small: pe.encode(5000, 256) }) };
+        pe.dispose();
+        return result;
+      };
+      const cores = navigator.hardwareConcurrency;
+      const real = [await run(main, 'posenc'), await run(encoding, 'posenc/encoding')];
+      // Other counts through the same property (restored afterwards): 8 cores -> 4, none -> 1.
+      const seen = [];
+      try {
+        for (const reported of [8, 3, undefined, 0]) {
+          Object.defineProperty(navigator, 'hardwareConcurrency', { value: reported, configurable: true });
+          seen.push((await run(main, `${reported} cores`)).threads);
+        }
+      } finally {
+        delete navigator.hardwareConcurrency;
+      }
+      return { cores, restored: navigator.hardwareConcurrency === cores, real, seen };
+    }, WAIT);
+    assert.ok(Number.isInteger(r.cores) && r.cores >= 1, `navigator.hardwareConcurrency ${r.cores}`);
+    assert.ok(r.restored);
+    for (const got of r.real) {
+      assert.equal(got.threads, Math.min(4, r.cores));
+      assert.equal(got.simd, true);
+      sameDigests(got.small, REF_SMALL, "threads: 'auto'");
+    }
+    assert.deepEqual(r.seen, [4, 3, 1, 1]);
+    // Each instance with n > 1 threads started its n - 1 pool workers.
+    const want = 2 * (Math.min(4, r.cores) - 1) + 3 + 2;
+    assert.equal(poolWorkers(p.workers).length - before, want, 'pool workers started');
+    assert.deepEqual(p.problems, []);
+  });
+
   test('{ simd: false, threads: 2 } is a RangeError; threads: 17 too', { timeout: 30_000 }, async () => {
     const r = await p.page.evaluate(async () => {
       const { init } = await import('/dist/browser.js');
@@ -209,6 +251,33 @@ describe('a page without cross-origin isolation falls back', () => {
     }
     assert.deepEqual(r.threads, [1, 1]);
     sameDigests(r.results, REF, 'not isolated, one thread');
+    assert.deepEqual(poolWorkers(p.workers), [], 'no pool worker was started');
+    assert.deepEqual(p.problems, []);
+  });
+
+  test("init({ threads: 'auto' }) runs one thread without an error, both entries", { timeout: 60_000 }, async () => {
+    const r = await p.page.evaluate(async (wait) => {
+      const { digest, withTimeout } = await import('/tests/browser/threads-work.mjs');
+      const out = [];
+      // 8 cores reported (4 threads if the page were isolated), whatever this machine has.
+      Object.defineProperty(navigator, 'hardwareConcurrency', { value: 8, configurable: true });
+      try {
+        for (const url of ['/dist/browser.js', '/dist/encoding-browser.js']) {
+          const { init } = await import(url);
+          const pe = await withTimeout(init({ threads: 'auto' }), wait, `${url} init({ threads: 'auto' })`);
+          out.push({ threads: pe.threads, simd: pe.simd, small: await digest({ small: pe.encode(5000, 256) }) });
+        }
+      } finally {
+        delete navigator.hardwareConcurrency;
+      }
+      return { isolated: crossOriginIsolated, out };
+    }, WAIT);
+    assert.equal(r.isolated, false);
+    for (const got of r.out) {
+      assert.equal(got.threads, 1);
+      assert.equal(got.simd, true);
+      sameDigests(got.small, REF_SMALL, "not isolated, threads: 'auto'");
+    }
     assert.deepEqual(poolWorkers(p.workers), [], 'no pool worker was started');
     assert.deepEqual(p.problems, []);
   });

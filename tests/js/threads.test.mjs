@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
@@ -162,6 +162,65 @@ describe('threads: the same bits as one thread', () => {
     } finally {
       e2.dispose();
     }
+  });
+});
+
+// ---- threads: 'auto' (issue 26's rule): min(4, the cores Node reports) with the SIMD build -------
+describe("threads: 'auto'", () => {
+  const cores = availableParallelism();
+  test(`resolves to min(4, os.availableParallelism()) = ${Math.min(4, cores)} in both entries, with the same bits`, async () => {
+    const one = await init({ simd: true });
+    const auto = await init({ threads: 'auto' });
+    const autoEncoding = await encodingEntry.init({ threads: 'auto' });
+    try {
+      assert.equal(auto.threads, Math.min(4, cores));
+      assert.equal(autoEncoding.threads, Math.min(4, cores));
+      assert.equal(auto.simd, true);
+      sameBits(auto.encode(20000, 512), one.encode(20000, 512), "threads: 'auto'");
+      sameBits(autoEncoding.encode(3001, 1024, { offset: 77 }), one.encode(3001, 1024, { offset: 77 }), "posenc/encoding threads: 'auto'");
+    } finally {
+      auto.dispose();
+      autoEncoding.dispose();
+    }
+  });
+
+  test("with simd: false: 1 thread, the baseline build, no error", async () => {
+    for (const entry of [{ init }, encodingEntry]) {
+      const pe = await entry.init({ threads: 'auto', simd: false });
+      assert.equal(pe.threads, 1);
+      assert.equal(pe.simd, false);
+      pe.dispose();
+    }
+  });
+
+  // The count comes from node:os: a child process reports other counts through it (the entry
+  // imports node:os as a namespace; syncBuiltinESMExports makes the patched functions its exports).
+  const autoWith = (patch) => {
+    const entry = process.env.POSENC_PACKAGE_DIR ? join(process.env.POSENC_PACKAGE_DIR, 'dist') : join(root, 'dist');
+    const script = `import os from 'node:os';
+import { syncBuiltinESMExports } from 'node:module';
+${patch}
+syncBuiltinESMExports();
+const out = [];
+for (const name of ['node.js', 'encoding-node.js']) {
+  const { init } = await import(${JSON.stringify(pathToFileURL(entry).href)} + '/' + name);
+  const pe = await init({ threads: 'auto' });
+  out.push(pe.threads, pe.encode(3000, 256).length);
+  pe.dispose();
+}
+console.log(out.join(' '));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60000 });
+    assert.equal(run.status, 0, `exit status ${run.status} (signal ${run.signal}): ${run.stderr}`);
+    return run.stdout.trim().split(' ').map(Number);
+  };
+  for (const [reported, want] of [[8, 4], [3, 3], [1, 1]]) {
+    test(`${reported} cores reported -> ${want} threads`, { timeout: 60_000 }, () => {
+      assert.deepEqual(autoWith(`os.availableParallelism = () => ${reported};`), [want, 3000 * 256, want, 3000 * 256]);
+    });
+  }
+  test('without os.availableParallelism: the CPU count (os.cpus().length)', { timeout: 60_000 }, () => {
+    const patch = 'os.availableParallelism = undefined; os.cpus = () => [{}, {}, {}];';
+    assert.deepEqual(autoWith(patch), [3, 3000 * 256, 3, 3000 * 256]);
   });
 });
 
