@@ -6,12 +6,17 @@
 //   encoder row (decoding step) enc.encode(1, { offset, dtype }) at dim 1024
 //   encode2d 64 x 64, 768       pe.encode2d(64, 64, 768, { preset: 'mae', dtype })
 //   rot.cosSin 8192             rot.cosSin(8192, { dtype }) of Llama-2 (head 128), HF and ORT layouts
+//   rot.apply 512 x 32 x 128    queries rotated in place: a Uint16Array of 16-bit bits with dtype
+//   alibiBias 32 x 512 x 512    pe.alibiBias(32, 512, 512, { dtype }) (causal, [1, 32, 512, 512])
 import { timeAlternating } from './encode.mjs';
 
 export async function benchHalf({ pe, log, quick }) {
   const timing = quick ? { budgetMs: 150, minRuns: 3 } : { budgetMs: 500, minRuns: 7 };
   const enc = pe.encoder({ dim: 1024 });
   const rot = pe.rotary({ preset: 'llama-2-7b' });
+  // queries [512, 32, 128] rotated in place at every run (the values stay bounded: a rotation)
+  const q32 = Float32Array.from({ length: 512 * 32 * 128 }, (_, i) => Math.sin(i));
+  const q16 = Uint16Array.from(q32, (v) => 0x3c00 | (Math.abs(v * 1023) & 1023));
   let step = 0;
   const out32 = new Float32Array(8192 * 1024);
   const out16 = new Uint16Array(8192 * 1024);
@@ -22,6 +27,8 @@ export async function benchHalf({ pe, log, quick }) {
     ['encode2d 64 x 64 x 768', (dtype) => pe.encode2d(64, 64, 768, { preset: 'mae', dtype })],
     ['rot.cosSin 8192, Llama-2', (dtype) => rot.cosSin(8192, { dtype })],
     ["rot.cosSin 8192, ORT cache", (dtype) => rot.cosSin(8192, { dtype, cache: 'ort' })],
+    ['rot.apply 512 x 32 x 128', (dtype) => rot.apply(dtype === 'float32' ? q32 : q16, { heads: 32, offset: 9, dtype })],
+    ['alibiBias 32 x 512 x 512', (dtype) => pe.alibiBias(32, 512, 512, { dtype })],
   ];
   const rows = [];
   const targets = [];

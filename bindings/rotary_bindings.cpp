@@ -232,6 +232,18 @@ class Rotary : public Errors {
                               posenc_bindings::thread_pool()));
   }
 
+  // apply on 16-bit data (dtype 1 float16, 2 bfloat16): the bits at q[kOut] widened to float32 in
+  // place, rotated, rounded back to 16 bits in place.
+  int applyHalf(std::uintptr_t request, int dtype) {
+    const double* q = reinterpret_cast<const double*>(request);
+    const auto format = static_cast<posenc::HalfFormat>(dtype - 1);
+    const auto len = static_cast<std::size_t>(q[kOutLen]);
+    posenc::from_half_in_place(at<float>(q[kOut]), len, format);
+    const int status = apply(request);
+    posenc::to_half_in_place(at<float>(q[kOut]), len, format);
+    return status;
+  }
+
   int cosSin(std::uintptr_t request) {
     const double* q = reinterpret_cast<const double*>(request);
     const posenc::RotaryRows rows = rows_of(q);
@@ -415,6 +427,7 @@ EMSCRIPTEN_BINDINGS(posenc_rotary) {
       .function("inverseFrequencies", &Rotary::inverseFrequencies)
       .function("inverseFrequenciesFor", &Rotary::inverseFrequenciesFor)
       .function("apply", &Rotary::apply)
+      .function("applyHalf", &Rotary::applyHalf)
       .function("cosSin", &Rotary::cosSin)
       .function("cosSinHalf", &Rotary::cosSinHalf)
       .function("errorArgument", &Rotary::errorArgument)

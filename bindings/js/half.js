@@ -3,7 +3,7 @@
 // decides the rare values that are 16-bit rounding midpoints from the exact value
 // (posenc/half.hpp); this module checks the option and makes the output array.
 
-import { checkEnum, checkTypedArray } from './check.js';
+import { checkEnum, checkTypedArray, typeError } from './check.js';
 import { float16View } from './float16.js';
 
 const DTYPES = ['float32', 'float16', 'bfloat16'];
@@ -27,4 +27,34 @@ export function halfOut(fn, dtype, given, needed, name = 'out') {
   const out = f16 ? given : checkTypedArray(fn, name, given, Uint16Array, `a Uint16Array${dtype === 1 ? ' or Float16Array' : ''} (dtype '${DTYPES[dtype]}')`);
   if (out.length < needed) throw new RangeError(`posenc.${fn}: ${name} must hold at least ${needed} values, got ${out.length}`);
   return { bits: f16 ? new Uint16Array(out.buffer, out.byteOffset, out.length) : out, result: out.length === needed ? out : out.subarray(0, needed) };
+}
+
+
+/**
+ * The dtype of rot.apply's data `value` (argument `name`): 0 for float32 (a Float32Array, dtype
+ * absent or 'float32'), 1 float16 (a Float16Array, or a Uint16Array with dtype 'float16'), 2
+ * bfloat16 (a Uint16Array with dtype 'bfloat16'); a Uint16Array without dtype is a TypeError.
+ */
+export function halfInput(fn, name, value, dtypeOption) {
+  const F16 = globalThis.Float16Array;
+  const isF16 = typeof F16 === 'function' && value instanceof F16;
+  if (dtypeOption === undefined) {
+    if (isF16) return 1;
+    if (value instanceof Uint16Array) throw new TypeError(`posenc.${fn}: ${name} is a Uint16Array: give dtype 'float16' or 'bfloat16' (the format of its bits)`);
+    return 0;
+  }
+  const dtype = checkDtype(fn, dtypeOption);
+  if (dtype === 0) return 0;
+  if (isF16 && dtype !== 1) throw typeError(fn, name, `a Uint16Array (dtype '${DTYPES[dtype]}')`, value);
+  return dtype;
+}
+
+/** 16-bit data checked (checkTypedArray: not detached, no own overrides), as the Uint16Array of its bits. */
+export function halfBits(fn, name, value, dtype) {
+  const F16 = globalThis.Float16Array;
+  if (typeof F16 === 'function' && value instanceof F16) {
+    const v = checkTypedArray(fn, name, value, F16, 'a Float16Array');
+    return new Uint16Array(v.buffer, v.byteOffset, v.length);
+  }
+  return checkTypedArray(fn, name, value, Uint16Array, `a Uint16Array${dtype === 1 ? ' or Float16Array' : ''} (dtype '${DTYPES[dtype]}')`);
 }

@@ -368,14 +368,18 @@ export function relativeBias(table, heads, queryLength, keyLength, options) {
   }
   if (out.length !== size) throw fail(fn, `out must hold heads * queryLength * keyLength = ${size} values, got ${out.length}`);
   const buckets = t5Distances(s, q, k, offset);
-  // Each value is a table entry: the 16-bit types round it once, per distance, before the copies.
+  // Each value is a table entry, so its 16-bit value is the entry rounded once (to nearest, ties
+  // to even, as torch's .to(float16 / bfloat16)): the table is rounded first (numBuckets * heads
+  // values; a grid has q + k - 1 distances per head, 32 buckets by default), then gathered as bits.
+  let values = weights;
+  if (dtype !== 0) {
+    const round = dtype === 1 ? float16Bits : bfloat16Bits;
+    values = new Uint16Array(weights.length);
+    for (let i = 0; i < weights.length; i++) values[i] = round(weights[i]);
+  }
   const row = dtype === 0 ? new Float32Array(buckets.length) : new Uint16Array(buckets.length);
-  const round = dtype === 1 ? float16Bits : bfloat16Bits;
   for (let head = 0; head < h; head++) {
-    for (let u = 0; u < buckets.length; u++) {
-      const v = weights[buckets[u] * h + head];
-      row[u] = dtype === 0 ? v : round(v);
-    }
+    for (let u = 0; u < buckets.length; u++) row[u] = values[buckets[u] * h + head];
     spread(out, head * q * k, row, q, k);
   }
   const result = o.out !== undefined ? o.out : dtype === 1 ? float16View(out) : out;

@@ -220,6 +220,14 @@ export interface Rotary {
   apply<T extends RotaryTensorLike<Float32Array>>(x: T, options?: RotaryApplyOptions & { as?: 'array' }): T;
   apply(x: Float32Array, options: RotaryApplyOptions & { heads: number; as: 'tensor' }): RotaryFloatTensor;
   apply(x: RotaryTensorLike<Float32Array>, options: RotaryApplyOptions & { as: 'tensor' }): RotaryFloatTensor;
+  /**
+   * 16-bit data in place (a Uint16Array of float16 / bf16 bits with its dtype, or a Float16Array):
+   * each output the 16-bit value nearest to the float32 result of the same call on the decoded
+   * values. Returns x (with as: 'tensor', { data: x, dims, type: dtype }).
+   */
+  apply<T extends Uint16Array | Float16Result>(x: T, options: RotaryApplyOptions & { heads: number; dtype: 'float16' | 'bfloat16'; as?: 'array' }): T;
+  apply<T extends RotaryTensorLike<Uint16Array | Float16Result>>(x: T, options: RotaryApplyOptions & { dtype: 'float16' | 'bfloat16'; as?: 'array' }): T;
+  apply(x: Uint16Array | Float16Result | RotaryTensorLike<Uint16Array | Float16Result>, options: RotaryApplyOptions & { dtype: 'float16' | 'bfloat16'; as: 'tensor' }): RotaryHalfTensor;
   /** cos and sin, Float32Array(length * rotaryDim) each, in Hugging Face's layout, times attentionScaling. */
   cosSin(length: number, options?: RotaryRowOptions & { dtype?: 'float32' }): { cos: Float32Array; sin: Float32Array };
   /** Per sequence [batch, length, width], ONNX Runtime's cache layout (width rotaryDim / 2), into out. */
@@ -255,6 +263,11 @@ export interface AlibiBiasOptions {
   batch?: number;
   /** What masked keys and the causal part hold: -Infinity (default) or a finite number, e.g. -65504. */
   maskValue?: number;
+  /**
+   * 'float32' (default), or 'float16' / 'bfloat16' bits: each value the 16-bit value nearest to the
+   * exact -(slope * distance) of the float64 slope, rounded once; maskValue rounded once.
+   */
+  dtype?: 'float32' | 'float16' | 'bfloat16';
   as?: 'array' | 'tensor';
 }
 
@@ -264,6 +277,14 @@ export interface AlibiTensor {
   /** [batch (1 without a mask), heads, queryLength, keyLength]. */
   readonly dims: number[];
   readonly type: 'float32';
+}
+
+/** alibiBias's tensor with dtype 'float16' / 'bfloat16' (bits; a Float16Array where the engine has one). */
+export interface AlibiHalfTensor<D, T extends 'float16' | 'bfloat16'> {
+  readonly data: D;
+  /** [batch (1 without a mask), heads, queryLength, keyLength]. */
+  readonly dims: number[];
+  readonly type: T;
 }
 
 export type Sincos2dPreset = 'mae' | 'timm';
@@ -310,8 +331,13 @@ export interface RotaryApi {
    * j <= offset + i and maskValue (-Infinity) after; symmetric -slope * |offset + i - j|. With
    * attentionMask (or batch), [batch, heads, queryLength, keyLength].
    */
-  alibiBias(heads: number, queryLength: number, keyLength: number, options?: AlibiBiasOptions & { as?: 'array' }): Float32Array;
-  alibiBias(heads: number, queryLength: number, keyLength: number, options: AlibiBiasOptions & { as: 'tensor' }): AlibiTensor;
+  alibiBias(heads: number, queryLength: number, keyLength: number, options?: AlibiBiasOptions & { dtype?: 'float32'; as?: 'array' }): Float32Array;
+  alibiBias(heads: number, queryLength: number, keyLength: number, options: AlibiBiasOptions & { dtype?: 'float32'; as: 'tensor' }): AlibiTensor;
+  /** The same bias as float16 / bfloat16 bits, each value the 16-bit value nearest to the exact -(slope * distance). */
+  alibiBias(heads: number, queryLength: number, keyLength: number, options: AlibiBiasOptions & { dtype: 'bfloat16'; as?: 'array' }): Uint16Array;
+  alibiBias(heads: number, queryLength: number, keyLength: number, options: AlibiBiasOptions & { dtype: 'float16'; as?: 'array' }): Float16Result;
+  alibiBias(heads: number, queryLength: number, keyLength: number, options: AlibiBiasOptions & { dtype: 'bfloat16'; as: 'tensor' }): AlibiHalfTensor<Uint16Array, 'bfloat16'>;
+  alibiBias(heads: number, queryLength: number, keyLength: number, options: AlibiBiasOptions & { dtype: 'float16'; as: 'tensor' }): AlibiHalfTensor<Float16Result, 'float16'>;
   /** A 2D sin-cos table: Float32Array(((clsToken ? 1 : 0) + height * width) * dim); dim a multiple of 4. */
   encode2d(height: number, width: number, dim: number, options?: Encode2dOptions & { dtype?: 'float32' }): Float32Array;
   /** The same table as float16 / bfloat16 values, each rounded once from the exact value (HalfOptions; no `out`). */

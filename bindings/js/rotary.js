@@ -22,7 +22,7 @@ import {
   readTensor,
   typeError,
 } from './check.js';
-import { checkDtype, halfOut } from './half.js';
+import { checkDtype, halfBits, halfInput, halfOut } from './half.js';
 import { ownHandle } from './lifetime.js';
 import { ROTARY_PRESETS } from './rotary_presets.js';
 
@@ -55,7 +55,7 @@ const SCALING_OPTIONS = new Set([
   'type', 'factor', 'originalMaxPositions', 'lowFreqFactor', 'highFreqFactor', 'betaFast', 'betaSlow',
   'attentionFactor', 'mscale', 'mscaleAllDim', 'truncate', 'shortFactor', 'longFactor',
 ]);
-const APPLY_OPTIONS = new Set(['heads', 'offset', 'positions', 'order', 'batch', 'as']);
+const APPLY_OPTIONS = new Set(['heads', 'offset', 'positions', 'order', 'batch', 'as', 'dtype']);
 const MASK_OPTIONS = new Set(['layer', 'queryLength', 'keyLength', 'offset', 'slidingWindow', 'chunkSize']);
 const SCALE_OPTIONS = new Set(['layer', 'length', 'offset']);
 const COS_SIN_OPTIONS = new Set(['offset', 'positions', 'batch', 'cache', 'out', 'as', 'dtype']);
@@ -447,15 +447,22 @@ export function attachRotaryApi(api, ctx) {
       const order = o.order === undefined ? 0 : checkEnum(fn, 'order', o.order, ORDERS);
       let x = input;
       let dims;
+      // 16-bit data (dtype, or a Float16Array): the core widens each chunk to float32, rotates it and
+      // rounds it back (the 16-bit value nearest to the float32 result).
+      const half = (name, v) => {
+        const dtype = halfInput(fn, name, v, o.dtype);
+        return dtype ? [dtype, halfBits(fn, name, v, dtype)] : [0, checkFloat32Array(fn, name, v)];
+      };
+      let dtype;
       if (isTensorLike(input)) {
         ({ data: x, dims } = readTensor(fn, 'x', input));
-        x = checkFloat32Array(fn, 'x.data', x);
+        [dtype, x] = half('x.data', x);
         const rank = order ? 4 : 3;
         if (dims.length !== rank || dims[rank - 1] !== headDim || x.length === 0) {
           throw new RangeError(`posenc.${fn}: x.dims must be ${ORDERS[order]} = [${[...ORDERS[order]]}] with d = ${headDim}, got [${dims}]`);
         }
       } else {
-        x = checkFloat32Array(fn, 'x', input);
+        [dtype, x] = half('x', input);
         // No default: a [L, heads, headDim] array taken as one head would rotate by the wrong positions.
         if (o.heads === undefined) throw typeError(fn, 'heads', 'given: x is [length, heads, headDim] (an integer number, no default)', undefined);
       }
@@ -472,24 +479,29 @@ export function attachRotaryApi(api, ctx) {
       for (let b = 0; b < batch; b++) {
         const xb = x.subarray(b * block, (b + 1) * block);
         // bhsd: each head's [seq, headDim] rows rotate as one head of 'shd' (the same bits).
-        if (order === 2) for (let k = 0; k < heads; k++) rotateRows(fn, h, xb.subarray(k * length * headDim, (k + 1) * length * headDim), 1, each[b]);
-        else rotateRows(fn, h, xb, heads, each[b]);
+        if (order === 2) for (let k = 0; k < heads; k++) rotateRows(fn, h, xb.subarray(k * length * headDim, (k + 1) * length * headDim), 1, each[b], dtype);
+        else rotateRows(fn, h, xb, heads, each[b], dtype);
       }
       if (o.as !== undefined && checkEnum(fn, 'as', o.as, FORMS)) {
-        return { data: x, dims: dims ?? (order === 2 ? [batch, heads, length, headDim] : [batch, length, heads, headDim].slice(order ? 0 : 1)), type: 'float32' };
+        return { data: dtype ? (dims ? input.data : input) : x, dims: dims ?? (order === 2 ? [batch, heads, length, headDim] : [batch, length, heads, headDim].slice(order ? 0 : 1)), type: DTYPE_NAMES[dtype] };
       }
       return input;
     };
 
     /** Rotates x ([L, heads, headDim]) in place at one sequence's rows (offset or positions). */
-    function rotateRows(fn, h, x, heads, o) {
+    // x: float32 values, or with dtype (1 float16, 2 bfloat16) their 16-bit bits, which the core
+    // widens in place, rotates and rounds back (Rotary::applyHalf).
+    function rotateRows(fn, h, x, heads, o, dtype) {
       const rowFloats = heads * headDim;
       const rows = resolveRows(fn, x.length / rowFloats, o);
+      const run = (ptr) => (dtype ? h.applyHalf(ptr, dtype) : h.apply(ptr));
+      const copyIn = (v, ptr) => (dtype ? Module.HEAPU16.set(v, ptr / 2) : Module.HEAPF32.set(v, ptr / 4));
+      const view = (ptr, n) => (dtype ? Module.HEAPU16.subarray(ptr / 2, ptr / 2 + n) : Module.HEAPF32.subarray(ptr / 4, ptr / 4 + n));
       if (rows.positions === null && !rows.mrope && x.length <= SCRATCH_FLOATS) {
         // One chunk (a decoding step): no subarray views, closures or record array.
         const dataBytes = Math.ceil(x.length / 4) * 16;
         const base = scratch(fn, dataBytes + Module.ROTARY_ROWS_FIELDS * 8);
-        Module.HEAPF32.set(x, base / 4);
+        copyIn(x, base);
         const heap = Module.HEAPF64;
         const q = (base + dataBytes) / 8;
         heap[q + ROWS.count] = rows.count;
@@ -500,18 +512,18 @@ export function attachRotaryApi(api, ctx) {
         heap[q + ROWS.out] = base;
         heap[q + ROWS.outLen] = x.length;
         heap[q + ROWS.mrope] = 0;
-        if (h.apply(base + dataBytes) !== 0) throw familyError(fn, h);
-        x.set(Module.HEAPF32.subarray(base / 4, base / 4 + x.length));
+        if (run(base + dataBytes) !== 0) throw familyError(fn, h);
+        x.set(view(base, x.length));
         return;
       }
       runRows(fn, rows, rowFloats, rowFloats, (r0, n, dataPtr, record, recordPtr) => {
         const from = r0 * rowFloats;
         const count = n * rowFloats;
-        Module.HEAPF32.set(x.subarray(from, from + count), dataPtr / 4);
+        copyIn(x.subarray(from, from + count), dataPtr);
         record[ROWS.heads] = heads;
         Module.HEAPF64.set(record, recordPtr / 8);
-        if (h.apply(recordPtr) !== 0) throw familyError(fn, h);
-        x.set(Module.HEAPF32.subarray(dataPtr / 4, dataPtr / 4 + count), from);
+        if (run(recordPtr) !== 0) throw familyError(fn, h);
+        x.set(view(dataPtr, count), from);
       });
     }
 

@@ -13,6 +13,8 @@
 //                                                    attend, [q, k] Uint8Array -> 0 / -Infinity
 //   past_key    [1, 4, past, 16]  (rotated keys)     the previous run's present_key
 //   past_value  [1, 4, past, 16]                     the previous run's present_value
+// The float16 graph takes the same inputs as float16 (positionInputs(..., 'float16'): posenc's
+// dtype option, no conversion in JavaScript).
 // Outputs: y [1, seq, 64], present_key / present_value [1, 4, past + seq, 16].
 
 import { fromFloat16, toFloat16Bits } from './float16.mjs';
@@ -32,30 +34,41 @@ export const BLOCK_CONFIG = Object.freeze({ hidden_size: 64, num_attention_heads
 /**
  * posenc's position inputs of one run: `positional` 'rope' (RoPE caches and a causal mask) or
  * 'alibi' (no rotation: cos 1, sin 0; ALiBi's causal bias). Queries sit at offset .. offset + q - 1,
- * keys at 0 .. offset + q - 1 (the past first).
- * @returns {{ cos: Float32Array, sin: Float32Array, bias: Float32Array, biasDims: number[] }}
+ * keys at 0 .. offset + q - 1 (the past first). `dtype` 'float16' gives the float16 graph's inputs
+ * straight from posenc (each value rounded once from the exact one; masked keys FLOAT16_MASK):
+ * Uint16Array bits, or Float16Arrays where the engine has them.
+ * @returns {{ cos, sin, bias, biasDims: number[] }} Float32Arrays, or 16-bit data for 'float16'
  */
-export function positionInputs(pe, rotary, { positional, queryLength, offset = 0 }) {
+export function positionInputs(pe, rotary, { positional, queryLength, offset = 0 }, dtype = 'float32') {
   const keyLength = offset + queryLength;
+  const half = dtype === 'float16';
   if (positional === 'rope') {
-    const { cos, sin } = rotary.cosSin(queryLength, { offset }); // [q, 16] each: graph-ready, no reshape
+    const { cos, sin } = rotary.cosSin(queryLength, { offset, dtype }); // [q, 16] each: graph-ready, no reshape
     const allowed = pe.attentionMask(BLOCK_CONFIG, { queryLength, offset }); // Uint8Array [q, k], 1 = may attend
-    const bias = new Float32Array(allowed.length);
-    for (let i = 0; i < allowed.length; i++) bias[i] = allowed[i] ? 0 : -Infinity;
+    // 0 where a key may be seen, else the mask: float16 bits of 0 and of -65504, or float32 values
+    const bias = half ? new Uint16Array(allowed.length) : new Float32Array(allowed.length);
+    const masked = half ? 0xfbff : -Infinity;
+    for (let i = 0; i < allowed.length; i++) bias[i] = allowed[i] ? 0 : masked;
     return { cos, sin, bias, biasDims: [1, 1, queryLength, keyLength] }; // broadcast over the heads
   }
   if (positional === 'alibi') {
-    const cos = new Float32Array(queryLength * MODEL.headDim).fill(1);
-    const sin = new Float32Array(queryLength * MODEL.headDim);
-    const bias = pe.alibiBias(MODEL.heads, queryLength, keyLength, { offset }); // [heads, q, k], -Infinity masked
+    // no rotation: cos 1 (float16 bits 0x3c00), sin 0
+    const cos = half ? new Uint16Array(queryLength * MODEL.headDim).fill(0x3c00) : new Float32Array(queryLength * MODEL.headDim).fill(1);
+    const sin = half ? new Uint16Array(queryLength * MODEL.headDim) : new Float32Array(queryLength * MODEL.headDim);
+    // [heads, q, k]; masked keys -Infinity (float32) or FLOAT16_MASK (float16)
+    const bias = pe.alibiBias(MODEL.heads, queryLength, keyLength, half ? { offset, dtype, maskValue: FLOAT16_MASK } : { offset });
     return { cos, sin, bias, biasDims: [1, MODEL.heads, queryLength, keyLength] }; // same data, a leading 1
   }
   throw new RangeError(`positional must be 'rope' or 'alibi', got ${positional}`);
 }
 
-/** A Float32Array as an ort.Tensor of `dtype` ('float32': no copy; 'float16': rounded bits). */
+/**
+ * Data as an ort.Tensor of `dtype`: a Float32Array for 'float32' (no copy); for 'float16' posenc's
+ * 16-bit data as it is (no copy), or a Float32Array of the caller's values rounded to float16 bits.
+ */
 export function tensorOf(ort, dtype, data, dims) {
   if (dtype === 'float32') return new ort.Tensor('float32', data, dims);
+  if (!(data instanceof Float32Array)) return new ort.Tensor('float16', data, dims);
   return new ort.Tensor('float16', toFloat16Bits(data, { replaceNegativeInfinity: FLOAT16_MASK }), dims);
 }
 
@@ -119,6 +132,7 @@ export async function runCases(ort, pe, sessions, fixture) {
   try {
     for (const c of fixture.cases) {
       const inputs = positionInputs(pe, rotary, c);
+      const inputs16 = positionInputs(pe, rotary, c, 'float16');
       const x = Float32Array.from(c.x);
       const result = {
         name: c.name,
@@ -133,7 +147,7 @@ export async function runCases(ort, pe, sessions, fixture) {
       };
       for (const dtype of ['float32', 'float16']) {
         const past = c.pastFrom ? presents[dtype].get(c.pastFrom) : null;
-        const out = await runBlock(ort, sessions[dtype], dtype, { x, ...inputs }, past);
+        const out = await runBlock(ort, sessions[dtype], dtype, { x, ...(dtype === 'float16' ? inputs16 : inputs) }, past);
         presents[dtype].set(c.name, out);
         result[dtype] = {
           type: out.y.type,

@@ -174,6 +174,53 @@ for (const [entry, { init }] of [['posenc', await loadPackage()], ['posenc/encod
         }
       });
 
+      test('rot.apply on 16-bit data in place: each output the 16-bit rounding of the float32 rotation', () => {
+        // The reference decodes the bits exactly (its own arithmetic), rotates the float32 copy with
+        // the float32 API and rounds each result once with bindings/js/float16.js.
+        const decode = (h, format) => {
+          if (format === 1) return new Float32Array(new Uint32Array([h << 16]).buffer)[0];
+          const e = (h >> 10) & 31;
+          const m = h & 1023;
+          const v = e === 31 ? (m ? NaN : Infinity) : e === 0 ? m * 2 ** -24 : (1024 + m) * 2 ** (e - 25);
+          return h & 0x8000 ? -v : v;
+        };
+        for (const preset of ['llama-2-7b', 'gpt-j-6b']) {
+          const rot = pe.rotary({ preset });
+          try {
+            const [B, L, H, D] = [2, 37, 3, rot.headDim];
+            const n = B * L * H * D;
+            for (const [format, dtype] of [[0, 'float16'], [1, 'bfloat16']]) {
+              const bits = new Uint16Array(n);
+              for (let i = 0; i < n; i++) bits[i] = round16[format](Math.sin(i * 0.37 + format) * (i % 7 === 0 ? 300 : 2));
+              bits[5] = 0x0001; // a subnormal float16 (a tiny bf16)
+              const positions = [Array.from({ length: L }, (_, i) => 3 * i), Array.from({ length: L }, (_, i) => 1000 + i)];
+              for (const order of ['bshd', 'bhsd']) {
+                const ref = Float32Array.from(bits, (h) => decode(h, format));
+                rot.apply(ref, { order, batch: B, heads: H, positions });
+                const x = bits.slice();
+                assert.equal(rot.apply(x, { order, batch: B, heads: H, positions, dtype }), x);
+                for (let i = 0; i < n; i++) if (x[i] !== round16[format](ref[i])) assert.fail(`${preset} ${dtype} ${order} [${i}]: 0x${x[i].toString(16)}, expected 0x${round16[format](ref[i]).toString(16)}`);
+                // a tensor (ORT's { data, dims, type }) gives the same bits and returns its data
+                const t = { data: bits.slice(), dims: order === 'bhsd' ? [B, H, L, D] : [B, L, H, D], type: dtype };
+                const out = rot.apply(t, { order, positions, dtype, as: 'tensor' });
+                assert.equal(out.data, t.data);
+                assert.equal(out.type, dtype);
+                assert.deepEqual(t.data, x);
+              }
+              if (F16 && format === 0) {
+                const f = new F16(bits.slice().buffer);
+                rot.apply(f, { order: 'bshd', batch: B, heads: H, positions });
+                const x = bits.slice();
+                rot.apply(x, { order: 'bshd', batch: B, heads: H, positions, dtype: 'float16' });
+                assert.deepEqual(new Uint16Array(f.buffer), x);
+              }
+            }
+          } finally {
+            rot.dispose();
+          }
+        }
+      });
+
       test('bad dtype and out arrays: clear errors, and the instance keeps working', () => {
         const rot = pe.rotary({ preset: 'llama-2-7b' });
         try {
@@ -182,6 +229,9 @@ for (const [entry, { init }] of [['posenc', await loadPackage()], ['posenc/encod
           assert.throws(() => rot.cosSin(4, { dtype: 'bfloat16', out: { cos: new Uint16Array(512) } }), { name: 'TypeError', message: /out\.sin must be a Uint16Array/ });
           assert.throws(() => rot.cosSin(4, { dtype: 'float16', out: { cos: new Uint16Array(513), sin: new Uint16Array(512) } }), { name: 'RangeError', message: /out\.cos\.length/ });
           assert.throws(() => rot.cosSin(4, { dtype: 'float16', out: { cos: new Uint16Array(511), sin: new Uint16Array(512) } }), { name: 'RangeError' });
+          assert.throws(() => rot.apply(new Uint16Array(512), { heads: 1 }), { name: 'TypeError', message: /x is a Uint16Array: give dtype 'float16' or 'bfloat16'/ });
+          assert.throws(() => rot.apply(new Float32Array(512), { heads: 1, dtype: 'bfloat16' }), { name: 'TypeError', message: /x must be a Uint16Array \(dtype 'bfloat16'\), got a Float32Array/ });
+          assert.throws(() => rot.apply(new Uint16Array(512), { heads: 1, dtype: 'int8' }), { name: 'RangeError', message: /dtype must be one of/ });
           assert.equal(rot.cosSin(4, { dtype: 'float16' }).cos.length, 512);
         } finally {
           rot.dispose();

@@ -12,8 +12,9 @@ function relative(): void {
   const bloom: Float32Array = alibiModelBias(16, { config: { model_type: 'bloom', n_head: 16 }, attentionMask: [[1, 1, 0, 1]] });
   const mpt: RelativeTensor<Float32Array, 'float32'> = alibiModelBias(16, { model: 'mpt', heads: 8, alibiBiasMax: 8, as: 'tensor' });
   const falcon: Uint16Array = alibiModelBias(16, { model: 'falcon', heads: 8, dtype: 'bfloat16' });
+  const mptHalf: 'float16' = alibiModelBias(16, { model: 'mpt', heads: 8, dtype: 'float16', as: 'tensor' }).type;
   const which: readonly string[] = ALIBI_MODELS;
-  void [bloom, mpt, falcon, which];
+  void [bloom, mpt, falcon, mptHalf, which];
   const b: Int32Array = relativeBuckets(4, 6);
   const b64: BigInt64Array = relativeBuckets(4, 6, { numBuckets: 32, maxDistance: 128, bidirectional: false, offset: 3, dtype: 'int64' });
   const t: RelativeTensor<Int32Array, 'int32'> = relativeBuckets(4, 6, { config: { model_type: 't5' }, attention: 'decoder', as: 'tensor' });
@@ -121,7 +122,7 @@ async function main(): Promise<void> {
   const running: number = threaded.threads;
   void running;
   threaded.dispose();
-  // @ts-expect-error: threads is a number
+  // @ts-expect-error: threads is a number or 'auto'
   await init({ threads: 'all' });
 
   // posenc/encoding: the same encodings, no transformer.
@@ -156,6 +157,8 @@ async function families(fromMain: boolean) {
   const cos16: Float16Result = rot.cosSin(8, { offset: 3, dtype: 'float16' }).cos;
   const sinBf16: Uint16Array = rot.cosSin(8, { dtype: 'bfloat16', cache: 'ort', out: { cos: new Uint16Array(512), sin: new Uint16Array(512) } }).sin;
   const t16: 'float16' | 'bfloat16' = rot.cosSin(8, { dtype: 'float16', as: 'tensor' }).cos.type;
+  const q16: Uint16Array = rot.apply(new Uint16Array(2 * 4 * 128), { heads: 4, dtype: 'float16' });
+  const q16t: 'float16' | 'bfloat16' = rot.apply({ data: new Uint16Array(2 * 4 * 128), dims: [1, 2, 4, 128] }, { order: 'bshd', dtype: 'bfloat16', as: 'tensor' }).type;
   // @ts-expect-error a 16-bit table does not go into Float32Arrays
   rot.cosSin(8, { dtype: 'float16', out: { cos: new Float32Array(1024), sin: new Float32Array(1024) } });
   // @ts-expect-error no such order
@@ -178,6 +181,12 @@ async function families(fromMain: boolean) {
     as: 'tensor',
   });
   const flatMask: Float32Array = pe.alibiBias(12, 1, 8, { attentionMask: new Uint8Array(16), batch: 2 });
+  const biasBf16: Uint16Array = pe.alibiBias(12, 8, 8, { dtype: 'bfloat16', maskValue: -65504 });
+  const biasF16: Float16Result = pe.alibiBias(12, 8, 8, { dtype: 'float16' });
+  const biasF16Tensor: { data: Float16Result; dims: number[]; type: 'float16' } = pe.alibiBias(12, 8, 8, { dtype: 'float16', as: 'tensor' });
+  const biasBf16Tensor: { data: Uint16Array; type: 'bfloat16' } = pe.alibiBias(12, 8, 8, { dtype: 'bfloat16', as: 'tensor' });
+  // @ts-expect-error: a 16-bit alibiBias is no Float32Array
+  const biasWrong: Float32Array = pe.alibiBias(12, 8, 8, { dtype: 'float16' });
   // @ts-expect-error: maskValue is a number
   pe.alibiBias(1, 1, 1, { maskValue: '-inf' });
   const grid: Float32Array = pe.encode2d(14, 14, 768, { preset: 'mae', clsToken: true });
@@ -188,7 +197,7 @@ async function families(fromMain: boolean) {
   pe.rotary({ headDim: 64, scaling: { type: 'ntk' } });
   // @ts-expect-error: mode is 'causal' or 'symmetric'
   pe.alibiBias(1, 1, 1, { mode: 'future' });
-  void [q, cos, sin, w, a, slopes, bias, grid, padded, paddedTensor, flatMask];
+  void [q, cos, sin, w, a, slopes, bias, grid, padded, paddedTensor, flatMask, biasBf16, biasF16, biasF16Tensor, biasBf16Tensor, biasWrong];
 }
 void families(true);
 void families(false);
@@ -229,4 +238,13 @@ void positionsInAttention;
   const pm = await init();
   const causal: Uint8Array = pm.attentionMask(null, { queryLength: 4, slidingWindow: 2 });
   void causal;
+}
+// threads: 'auto' (issue 26): min(4, cores) where threads can run, else 1; both entries.
+{
+  const auto: Posenc = await init({ threads: 'auto' });
+  const autoEncoding: PosencEncoding = await initEncoding({ threads: 'auto', simd: true });
+  const resolved: number = auto.threads + autoEncoding.threads;
+  void resolved;
+  auto.dispose();
+  autoEncoding.dispose();
 }

@@ -29,6 +29,13 @@ std::size_t to_half(const float* in, std::uint16_t* out, std::size_t n, HalfForm
 std::size_t to_half_scalar(const float* in, std::uint16_t* out, std::size_t n, HalfFormat format,
                            std::uint32_t* midpoints);
 
+// In place, for 16-bit data through a float32 computation (rot.apply on float16 / bf16 queries):
+// from_half_in_place widens n 16-bit values (their bits at data, as uint16) to their exact float32
+// values at data (room for n floats); to_half_in_place rounds n floats at data to 16 bits (ties to
+// even, as to_half) and leaves the bits in data's first n uint16.
+void from_half_in_place(void* data, std::size_t n, HalfFormat format);
+void to_half_in_place(void* data, std::size_t n, HalfFormat format);
+
 // The bits of RN(x) in format for a midpoint value f = RN32(x), given side = sign(x - f)
 // (-1, 0 or +1; 0 is the tie, to even). For f not a midpoint the result is to_half's for f.
 std::uint16_t half_bits_for_side(float f, int side, HalfFormat format);

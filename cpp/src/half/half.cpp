@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "hot_entry.hpp"
+#include "sincos/row_copy.hpp"
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -76,22 +77,21 @@ namespace {
 // Eight values at a time when all are ordinary (zero, or finite and for float16 normal and below
 // the overflow threshold: then the rounding is an integer add and shift of the bits) and none is a
 // midpoint. Other groups (rare in these tables: tiny values, one value in 2^13 a float16 midpoint)
-// go through the scalar loop, which also lists the midpoints. One instance per format: the shifts
-// by a constant are single instructions, by a variable count several (the kernel ran at 1.6 ns a
-// value instead of 0.75).
-template <bool kBf16>
-std::size_t to_half_simd(const float* in, std::uint16_t* out, std::size_t n,
+// go through the scalar loop, which also lists the midpoints. One loop for both formats (module
+// size) whose shifts are by a constant (a shift by a variable count takes several instructions: the
+// kernel ran at 1.6 ns a value instead of 0.75).
+std::size_t to_half_simd(const float* in, std::uint16_t* out, std::size_t n, HalfFormat format,
                          std::uint32_t* midpoints) {
-  constexpr HalfFormat format = kBf16 ? HalfFormat::bfloat16 : HalfFormat::float16;
-  constexpr int shift = kBf16 ? 16 : 13;
+  const bool bf = format == HalfFormat::bfloat16;
   const v128_t abs_mask = wasm_i32x4_splat(0x7fffffff), sign_mask = wasm_i32x4_splat(0x8000);
   const v128_t zero = wasm_i32x4_splat(0);
-  const v128_t below = wasm_i32x4_splat(kBf16 ? 0 : static_cast<int>(kHalfNormal) - 1);
-  const v128_t above = wasm_i32x4_splat(static_cast<int>(kBf16 ? kInf : kHalfOverflow));
-  const v128_t low_mask = wasm_i32x4_splat(kBf16 ? 0xffff : 0x1fff);
-  const v128_t mid = wasm_i32x4_splat(kBf16 ? 0x8000 : 0x1000);
-  const v128_t round = wasm_i32x4_splat(kBf16 ? 0x7fff : 0xfff), one_bit = wasm_i32x4_splat(1);
-  const v128_t rebias = wasm_i32x4_splat(kBf16 ? 0 : 0x38000000);
+  const v128_t below = wasm_i32x4_splat(bf ? 0 : static_cast<int>(kHalfNormal) - 1);
+  const v128_t above = wasm_i32x4_splat(static_cast<int>(bf ? kInf : kHalfOverflow));
+  const v128_t low_mask = wasm_i32x4_splat(bf ? 0xffff : 0x1fff);
+  const v128_t mid = wasm_i32x4_splat(bf ? 0x8000 : 0x1000);
+  const v128_t round = wasm_i32x4_splat(bf ? 0x7fff : 0x7ff8), one_bit = wasm_i32x4_splat(1);
+  const v128_t rebias = wasm_i32x4_splat(bf ? 0 : 0x38000000);
+  const v128_t scale = wasm_i32x4_splat(bf ? 1 : 8), unit = scale;
   std::size_t i = 0, count = 0;
   for (; i + 8 <= n; i += 8) {
     v128_t h[2], ordinary = wasm_i32x4_splat(-1), midpoint = zero;
@@ -104,10 +104,13 @@ std::size_t to_half_simd(const float* in, std::uint16_t* out, std::size_t n,
           ordinary,
           wasm_v128_or(is_zero, wasm_v128_and(wasm_i32x4_gt(a, below), wasm_i32x4_lt(a, above))));
       midpoint = wasm_v128_or(midpoint, wasm_i32x4_eq(wasm_v128_and(a, low_mask), mid));
-      const v128_t r = wasm_i32x4_sub(a, rebias);
-      const v128_t odd = wasm_v128_and(wasm_u32x4_shr(r, shift), one_bit);
-      const v128_t bits = wasm_v128_andnot(
-          wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(r, round), odd), shift), is_zero);
+      // float16 scaled by 8 (below 2^31 in this range) so that both formats shift by 16: the
+      // rounding constant and the tie's increment (the kept bit's unit) are scaled with it.
+      const v128_t r = wasm_i32x4_mul(wasm_i32x4_sub(a, rebias), scale);
+      const v128_t odd =
+          wasm_v128_and(wasm_i32x4_neg(wasm_v128_and(wasm_u32x4_shr(r, 16), one_bit)), unit);
+      const v128_t t = wasm_i32x4_add(wasm_i32x4_add(r, round), odd);
+      const v128_t bits = wasm_v128_andnot(wasm_u32x4_shr(t, 16), is_zero);
       h[g] = wasm_v128_or(bits, wasm_v128_and(wasm_u32x4_shr(b, 16), sign_mask));
     }
     if (!wasm_i32x4_all_true(ordinary) || wasm_v128_any_true(midpoint)) {
@@ -131,11 +134,78 @@ std::size_t to_half_simd(const float* in, std::uint16_t* out, std::size_t n,
 POSENC_HOT_ENTRY std::size_t to_half(const float* in, std::uint16_t* out, std::size_t n,
                                      HalfFormat format, std::uint32_t* midpoints) {
 #ifdef __wasm_simd128__
-  return format == HalfFormat::bfloat16 ? to_half_simd<true>(in, out, n, midpoints)
-                                        : to_half_simd<false>(in, out, n, midpoints);
+  return to_half_simd(in, out, n, format, midpoints);
 #else
   return to_half_scalar(in, out, n, format, midpoints);
 #endif
+}
+
+namespace {
+
+// The float32 bits of a float16 value's bits h (exact).
+inline std::uint32_t widen16(std::uint32_t h) {
+  const std::uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 1023u;
+  if (e == 31) return sign | 0x7f800000u | (m << 13);  // infinity, NaN (payload kept)
+  if (e != 0) return sign | (((e + 112) << 23) | (m << 13));
+  return sign | bits_of(static_cast<float>(m) * 0x1p-24f);  // zero, subnormal: exact
+}
+
+}  // namespace
+
+POSENC_HOT_ENTRY void from_half_in_place(void* data, std::size_t n, HalfFormat format) {
+  // From the end: value i's float lands on 16-bit values 2i and 2i + 1, read before (i = 0) or
+  // already widened (i > 0).
+  const auto* in = static_cast<const std::uint16_t*>(data);
+  auto* out = static_cast<std::uint32_t*>(data);
+  std::size_t i = n;
+#ifdef __wasm_simd128__
+  // Eight at a time (all loads of a group before its stores): bf16 is a shift; float16 normal
+  // values rebias their exponent, and a group with another value goes through the scalar loop.
+  const v128_t exp_mask = wasm_i16x8_splat(0x7c00);
+  for (; i >= 8; i -= 8) {
+    const v128_t h = wasm_v128_load(in + i - 8);
+    v128_t lo = wasm_u32x4_extend_low_u16x8(h), hi = wasm_u32x4_extend_high_u16x8(h);
+    if (format == HalfFormat::bfloat16) {
+      lo = wasm_i32x4_shl(lo, 16);
+      hi = wasm_i32x4_shl(hi, 16);
+    } else {
+      const v128_t e = wasm_v128_and(h, exp_mask);
+      // every exponent field strictly between 0 and 31
+      if (!wasm_i16x8_all_true(e) || wasm_v128_any_true(wasm_i16x8_eq(e, exp_mask))) {
+        for (std::size_t k = 8; k-- > 0;)
+          out[i - 8 + k] = widen16(in[i - 8 + k]);
+        continue;
+      }
+      const v128_t mag = wasm_i32x4_splat(0x7fff), sign = wasm_i32x4_splat(0x8000);
+      const v128_t bias = wasm_i32x4_splat(0x38000000);
+      lo = wasm_v128_or(wasm_i32x4_add(wasm_i32x4_shl(wasm_v128_and(lo, mag), 13), bias),
+                        wasm_i32x4_shl(wasm_v128_and(lo, sign), 16));
+      hi = wasm_v128_or(wasm_i32x4_add(wasm_i32x4_shl(wasm_v128_and(hi, mag), 13), bias),
+                        wasm_i32x4_shl(wasm_v128_and(hi, sign), 16));
+    }
+    wasm_v128_store(out + i - 4, hi);
+    wasm_v128_store(out + i - 8, lo);
+  }
+#endif
+  POSENC_NO_UNROLL
+  while (i-- > 0)
+    out[i] =
+        format == HalfFormat::bfloat16 ? static_cast<std::uint32_t>(in[i]) << 16 : widen16(in[i]);
+}
+
+[[gnu::noinline]] void to_half_in_place(void* data, std::size_t n, HalfFormat format) {
+  // Block by block from the front: a block's floats are copied out before its bits are written
+  // (below the floats not yet read); midpoints keep to_half's ties to even.
+  constexpr std::size_t kBlock = 1024;
+  float values[kBlock];
+  std::uint32_t midpoints[kBlock];
+  auto* bits = static_cast<std::uint16_t*>(data);
+  const auto* floats = static_cast<const float*>(data);
+  for (std::size_t start = 0; start < n; start += kBlock) {
+    const std::size_t count = n - start < kBlock ? n - start : kBlock;
+    detail::copy_floats(values, floats + start, count);  // (memcpy: a JS call per block in wasm)
+    to_half(values, bits + start, count, format, midpoints);
+  }
 }
 
 std::uint16_t half_bits_for_side(float f, int side, HalfFormat format) {

@@ -214,7 +214,7 @@ float rounded_exact(double p, double w, double wlo, bool cosine) noexcept {
   return round_dd(exact_value(p, w, wlo, cosine));
 }
 
-int exact_side(double p, double w, double wlo, bool cosine, float f) noexcept {
+[[gnu::noinline]] int exact_side(double p, double w, double wlo, bool cosine, float f) noexcept {
   // The float64 kernel first (within kHardMargin of the exact value, step 3): it decides the side
   // unless f lies that close, which for a 16-bit midpoint f is about one case in 2^23; then the
   // double-double series (about 30 times slower).
