@@ -24,6 +24,7 @@ const SECTIONS = [
   ['rotary', () => import('./sections/rotary.js'), (m, pe) => m.setupRotary(pe)],
   // section 8 is ready when both its parts are
   ['rope-scaling', () => import('./sections/rotary.js'), (m, pe) => m.setupRopeScaling(pe), null],
+  ['rope-half', () => import('./sections/rotary-half.js'), (m, pe) => m.setupRotaryHalf(pe), null],
   ['rope-layers', () => import('./sections/rope-layers.js'), (m, pe) => m.setupRopeLayers(pe), 'rope-scaling'],
   ['alibi', () => import('./sections/alibi.js'), (m, pe) => m.setupAlibi(pe)],
   ['sincos2d', () => import('./sections/sincos2d.js'), (m, pe) => m.setupSincos2d(pe)],
