@@ -10,7 +10,7 @@ Module['posencStop'] = function () {
 // Memory is shared and may grow: an allocation on a worker leaves this thread's views over the
 // old, shorter buffer (Emscripten re-takes them only in its own library code). The views the API
 // reads (Module.HEAPU8 ...) are re-taken whenever the memory's buffer has changed.
-['HEAPU8', 'HEAP32', 'HEAPF32', 'HEAPF64'].forEach(function (name) {
+['HEAPU8', 'HEAPU16', 'HEAP32', 'HEAPF32', 'HEAPF64'].forEach(function (name) {
   var view;
   Object.defineProperty(Module, name, {
     get: function () {

@@ -66,6 +66,28 @@ describe('threads: the same bits as one thread', () => {
     });
   }
 
+  test('16-bit outputs and rot.apply on 16-bit data (the glue re-takes HEAPU16 too)', () => {
+    const bits = (a) => new Uint16Array(a.buffer, a.byteOffset, a.length);
+    for (const dtype of ['float16', 'bfloat16']) {
+      const want = bits(one.encode(20000, 256, { dtype }));
+      for (const pe of [two, four]) assert.deepEqual(bits(pe.encode(20000, 256, { dtype })), want);
+      const rots = [one, two, four].map((pe) => pe.rotary({ preset: 'llama-2-7b' }));
+      try {
+        const [c1, c2, c4] = rots.map((rot) => rot.cosSin(3000, { offset: 5, dtype }));
+        for (const c of [c2, c4]) {
+          assert.deepEqual(bits(c.cos), bits(c1.cos));
+          assert.deepEqual(bits(c.sin), bits(c1.sin));
+        }
+        const q = Uint16Array.from({ length: 600 * 8 * 128 }, (_, i) => 0x3c00 | (i * 7919) % 1024);
+        const [q1, q2, q4] = rots.map((rot) => rot.apply(q.slice(), { heads: 8, offset: 3, dtype }));
+        assert.deepEqual(q2, q1);
+        assert.deepEqual(q4, q1);
+      } finally {
+        for (const rot of rots) rot.dispose();
+      }
+    }
+  });
+
   test('encode into out, addTo (scaled) and concat', () => {
     const [L, d] = [9000, 512];
     const out = new Float32Array(L * d);
