@@ -116,7 +116,11 @@ void ThreadPool::finish() {
   if (inline_body_ != nullptr) {
     const RangeBody body = inline_body_;
     inline_body_ = nullptr;
+    // A body run here is inside a body too: a call from it runs inline, as from a worker's (it used
+    // to start a pool job of its own, whose workers then ran the nested body concurrently).
+    inside_body = true;
     body(inline_context_, 0, inline_n_);
+    inside_body = false;
     return;
   }
   run_chunks();
