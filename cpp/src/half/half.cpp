@@ -6,8 +6,8 @@
 
 #include <cstring>
 
+#include "half/in_place.hpp"
 #include "hot_entry.hpp"
-#include "sincos/row_copy.hpp"
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -194,18 +194,7 @@ POSENC_HOT_ENTRY void from_half_in_place(void* data, std::size_t n, HalfFormat f
 }
 
 [[gnu::noinline]] void to_half_in_place(void* data, std::size_t n, HalfFormat format) {
-  // Block by block from the front: a block's floats are copied out before its bits are written
-  // (below the floats not yet read); midpoints keep to_half's ties to even.
-  constexpr std::size_t kBlock = 1024;
-  float values[kBlock];
-  std::uint32_t midpoints[kBlock];
-  auto* bits = static_cast<std::uint16_t*>(data);
-  const auto* floats = static_cast<const float*>(data);
-  for (std::size_t start = 0; start < n; start += kBlock) {
-    const std::size_t count = n - start < kBlock ? n - start : kBlock;
-    detail::copy_floats(values, floats + start, count);  // (memcpy: a JS call per block in wasm)
-    to_half(values, bits + start, count, format, midpoints);
-  }
+  detail::to_half_in_place(data, n, format, nullptr);  // midpoints keep to_half's ties to even
 }
 
 std::uint16_t half_bits_for_side(float f, int side, HalfFormat format) {

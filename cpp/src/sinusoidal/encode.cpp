@@ -9,11 +9,11 @@
 #include <memory>
 #include <new>
 
+#include "half/in_place.hpp"
 #include "hot_entry.hpp"
 #include "posenc/parallel/thread_pool.hpp"
 #include "posenc/sinusoidal/encoder.hpp"
 #include "sincos/kernels.hpp"
-#include "sincos/row_copy.hpp"
 #include "sinusoidal/table.hpp"
 
 namespace posenc {
@@ -110,28 +110,16 @@ Status SinusoidalEncoder::encode_half(const RowPositions& rows, std::uint16_t* o
                                       AnchorCache* cache) const {
   const Status s = encode(rows, reinterpret_cast<float*>(out), out_len, cache);
   if (s != Status::ok) return s;
-  // Block by block, from the front: a block's floats are copied out before its 16-bit values are
-  // written, and those land below the floats not yet read.
-  constexpr std::size_t kBlock = 1024;
-  float values[kBlock];
-  std::uint32_t midpoints[kBlock];
+  // Converted in place; a midpoint's side from the exact value at its row's position and column.
   const std::size_t dim = static_cast<std::size_t>(spec_.dim);
-  for (std::size_t start = 0; start < out_len; start += kBlock) {
-    const std::size_t n = out_len - start < kBlock ? out_len - start : kBlock;
-    // (copy_floats: the SIMD copy; memcpy is a byte loop in this wasm and tripled the call's time)
-    detail::copy_floats(values, reinterpret_cast<const float*>(out) + start, n);
-    const std::size_t count = to_half(values, out + start, n, format, midpoints);
-    for (std::size_t k = 0; k < count; ++k) {
-      const std::size_t i = start + midpoints[k], row = i / dim;
-      const double p = rows.positions != nullptr ? rows.positions[row]
-                                                 : rows.first_position + static_cast<double>(row);
-      const float f = values[midpoints[k]];
-      const int side = exact_side(p, static_cast<std::int64_t>(i % dim), f);
-      if (side == kSideUndecided) return Status::undecided_rounding;
-      out[i] = half_bits_for_side(f, side, format);
-    }
-  }
-  return Status::ok;
+  const auto side = [&](std::size_t i, float f) {
+    const std::size_t row = i / dim;
+    const double p = rows.positions != nullptr ? rows.positions[row]
+                                               : rows.first_position + static_cast<double>(row);
+    return exact_side(p, static_cast<std::int64_t>(i % dim), f);
+  };
+  return detail::to_half_in_place(out, out_len, format, side) ? Status::ok
+                                                              : Status::undecided_rounding;
 }
 
 int SinusoidalEncoder::exact_side(double position, std::int64_t column, float value) const {

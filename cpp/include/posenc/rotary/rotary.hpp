@@ -152,6 +152,9 @@ class RotaryEmbedding {
   // in the layout, or rd / 2: the half layout's pair values), each column from the position row
   // mrope_row names, written to row r of cos and sin (rd apart), or, with `target`, rotating row
   // r of x.
+  // cos_sin_half's exact side of the midpoint f at index i of its cos or sin table.
+  int midpoint_side(const RotaryRows& rows, const AngleSet& set, bool cosine, std::size_t i,
+                    float f) const;
   bool mrope_rows(const AngleSet& set, const RotaryRows& rows, bool for_apply, float a32, bool half,
                   std::int64_t columns, RotaryAnchorCache* cache, float* cos, float* sin,
                   const rotary_detail::ApplyTarget* target) const;
