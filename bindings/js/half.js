@@ -4,9 +4,10 @@
 // (posenc/half.hpp); this module checks the option and makes the output array.
 
 import { checkEnum, checkTypedArray, typeError } from './check.js';
-import { float16View } from './float16.js';
+import { FLOAT_DTYPES as DTYPES, float16View } from './float16.js';
 
-const DTYPES = ['float32', 'float16', 'bfloat16'];
+/** Whether v is a Float16Array (where the engine has the type). */
+const isFloat16Array = (v) => typeof globalThis.Float16Array === 'function' && v instanceof globalThis.Float16Array;
 
 /** The dtype option: 0 float32 (the default), 1 float16, 2 bfloat16. */
 export const checkDtype = (fn, dtype) => (dtype === undefined ? 0 : checkEnum(fn, 'dtype', dtype, DTYPES));
@@ -22,13 +23,11 @@ export function halfOut(fn, dtype, given, needed, name = 'out') {
     const bits = new Uint16Array(needed);
     return { bits, result: dtype === 1 ? float16View(bits) : bits };
   }
-  const F16 = globalThis.Float16Array;
-  const f16 = dtype === 1 && typeof F16 === 'function' && given instanceof F16;
+  const f16 = dtype === 1 && isFloat16Array(given);
   const out = f16 ? given : checkTypedArray(fn, name, given, Uint16Array, `a Uint16Array${dtype === 1 ? ' or Float16Array' : ''} (dtype '${DTYPES[dtype]}')`);
   if (out.length < needed) throw new RangeError(`posenc.${fn}: ${name} must hold at least ${needed} values, got ${out.length}`);
   return { bits: f16 ? new Uint16Array(out.buffer, out.byteOffset, out.length) : out, result: out.length === needed ? out : out.subarray(0, needed) };
 }
-
 
 /**
  * The dtype of rot.apply's data `value` (argument `name`): 0 for float32 (a Float32Array, dtype
@@ -36,8 +35,7 @@ export function halfOut(fn, dtype, given, needed, name = 'out') {
  * bfloat16 (a Uint16Array with dtype 'bfloat16'); a Uint16Array without dtype is a TypeError.
  */
 export function halfInput(fn, name, value, dtypeOption) {
-  const F16 = globalThis.Float16Array;
-  const isF16 = typeof F16 === 'function' && value instanceof F16;
+  const isF16 = isFloat16Array(value);
   if (dtypeOption === undefined) {
     if (isF16) return 1;
     if (value instanceof Uint16Array) throw new TypeError(`posenc.${fn}: ${name} is a Uint16Array: give dtype 'float16' or 'bfloat16' (the format of its bits)`);
@@ -51,9 +49,8 @@ export function halfInput(fn, name, value, dtypeOption) {
 
 /** 16-bit data checked (checkTypedArray: not detached, no own overrides), as the Uint16Array of its bits. */
 export function halfBits(fn, name, value, dtype) {
-  const F16 = globalThis.Float16Array;
-  if (typeof F16 === 'function' && value instanceof F16) {
-    const v = checkTypedArray(fn, name, value, F16, 'a Float16Array');
+  if (isFloat16Array(value)) {
+    const v = checkTypedArray(fn, name, value, globalThis.Float16Array, 'a Float16Array');
     return new Uint16Array(v.buffer, v.byteOffset, v.length);
   }
   return checkTypedArray(fn, name, value, Uint16Array, `a Uint16Array${dtype === 1 ? ' or Float16Array' : ''} (dtype '${DTYPES[dtype]}')`);

@@ -22,6 +22,7 @@ import {
   readTensor,
   typeError,
 } from './check.js';
+import { FLOAT_DTYPES } from './float16.js';
 import { checkDtype, halfBits, halfInput, halfOut } from './half.js';
 import { ownHandle } from './lifetime.js';
 import { ROTARY_PRESETS } from './rotary_presets.js';
@@ -59,7 +60,6 @@ const APPLY_OPTIONS = new Set(['heads', 'offset', 'positions', 'order', 'batch',
 const MASK_OPTIONS = new Set(['layer', 'queryLength', 'keyLength', 'offset', 'slidingWindow', 'chunkSize']);
 const SCALE_OPTIONS = new Set(['layer', 'length', 'offset']);
 const COS_SIN_OPTIONS = new Set(['offset', 'positions', 'batch', 'cache', 'out', 'as', 'dtype']);
-const DTYPE_NAMES = ['float32', 'float16', 'bfloat16'];
 // rot.apply's orders of x's axes (batch, seq, heads, headDim) and rot.cosSin's table layouts: Hugging
 // Face's [seq, rotaryDim], ONNX Runtime's cos_cache / sin_cache [seq, rotaryDim / 2].
 const ORDERS = ['shd', 'bshd', 'bhsd'];
@@ -483,7 +483,7 @@ export function attachRotaryApi(api, ctx) {
         else rotateRows(fn, h, xb, heads, each[b], dtype);
       }
       if (o.as !== undefined && checkEnum(fn, 'as', o.as, FORMS)) {
-        return { data: dtype ? (dims ? input.data : input) : x, dims: dims ?? (order === 2 ? [batch, heads, length, headDim] : [batch, length, heads, headDim].slice(order ? 0 : 1)), type: DTYPE_NAMES[dtype] };
+        return { data: dtype ? (dims ? input.data : input) : x, dims: dims ?? (order === 2 ? [batch, heads, length, headDim] : [batch, length, heads, headDim].slice(order ? 0 : 1)), type: FLOAT_DTYPES[dtype] };
       }
       return input;
     };
@@ -535,8 +535,7 @@ export function attachRotaryApi(api, ctx) {
      */
     function tables(fn, h, length, each, width, out, dtype) {
       const size = each.length * length * width;
-      const Array_ = dtype === 0 ? Float32Array : Uint16Array;
-      const { cos, sin } = out ?? { cos: new Array_(size), sin: new Array_(size) };
+      const { cos, sin } = out ?? { cos: new Float32Array(size), sin: new Float32Array(size) };
       const step = width < rotaryDim && layout === 'interleaved' ? 2 : 1;
       // 16-bit values (dtype): the core writes their bits where the floats were, at half the index.
       const shift = dtype === 0 ? 2 : 1;
@@ -601,7 +600,7 @@ export function attachRotaryApi(api, ctx) {
       const result = half ? { cos: half.cos.result, sin: half.sin.result } : written;
       if (!tensor) return result;
       const d = batch === 1 && known === undefined ? [length, width] : [batch, length, width];
-      const type = DTYPE_NAMES[dtype];
+      const type = FLOAT_DTYPES[dtype];
       return { cos: { data: result.cos, dims: d, type }, sin: { data: result.sin, dims: [...d], type } };
     };
     return Object.freeze(ctx.guardMethods(rot, 'rotary.'));
