@@ -2,8 +2,9 @@
 // bits in a Uint16Array (or a Float16Array where the engine has one). Each value is rounded once,
 // to nearest with ties to even, from the number given.
 
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
+// (pure: bundles that do not use bfloat16Bits drop them)
+const f32 = /* @__PURE__ */ new Float32Array(1);
+const u32 = /* @__PURE__ */ new Uint32Array(f32.buffer);
 
 /** v rounded to an integer, ties to even (v >= 0, exact arithmetic: v - floor(v) is exact). */
 function roundHalfEven(v) {

@@ -1,11 +1,10 @@
-// float32 -> float16 / bfloat16 bits with the list of rounding midpoints (posenc/half.hpp). The
-// scalar reference works on the float32 bits; the wasm SIMD kernel does the common case eight
-// values at a time (tests/cpp/test_half.cpp checks it equal to the scalar one on every float32
+// float32 -> float16 / bfloat16 bits with the list of rounding midpoints (posenc/half.hpp), and
+// back. The wasm SIMD kernel does the common case eight values at a time; the scalar reference
+// (half_scalar.cpp) the rest (tests/cpp/test_half.cpp checks the two equal on every float32
 // class). Kept small: it is in every app's wasm.
 #include "posenc/half.hpp"
 
-#include <cstring>
-
+#include "half/bits.hpp"
 #include "half/in_place.hpp"
 #include "hot_entry.hpp"
 
@@ -14,62 +13,11 @@
 #endif
 
 namespace posenc {
-namespace {
 
-inline std::uint32_t bits_of(float x) {
-  std::uint32_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
-inline float float_of(std::uint32_t b) {
-  float x;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
-}
-
-// Magnitudes (float32 bits without the sign): the smallest normal float16 2^-14, the overflow
-// threshold 65520 (halfway from 65504 to 2^16), infinity.
-constexpr std::uint32_t kHalfNormal = 0x38800000u, kHalfOverflow = 0x477ff000u;
-constexpr std::uint32_t kInf = 0x7f800000u;
-// 0.5f: |f| + 0.5f rounds |f| < 2^-14 to a multiple of 2^-24 (its ulp), ties to even, and the
-// bits of the sum minus 0.5f's are the float16 subnormal's bits.
-constexpr std::uint32_t kHalfBits = 0x3f000000u;
-
-// One value: the bits (with sign) and whether it is a midpoint.
-inline std::uint16_t one(std::uint32_t b, HalfFormat format, bool& midpoint) {
-  const std::uint32_t sign = (b >> 16) & 0x8000u;
-  const std::uint32_t a = b & 0x7fffffffu;
-  midpoint = false;
-  if (a > kInf)
-    return static_cast<std::uint16_t>(sign | (format == HalfFormat::bfloat16 ? 0x7fc0u : 0x7e00u));
-  if (format == HalfFormat::bfloat16) {
-    midpoint = a < kInf && (a & 0xffffu) == 0x8000u;
-    return static_cast<std::uint16_t>(sign | ((a + 0x7fffu + ((a >> 16) & 1u)) >> 16));
-  }
-  if (a >= kHalfNormal) {
-    midpoint = a <= kHalfOverflow && (a & 0x1fffu) == 0x1000u;
-    if (a >= kHalfOverflow) return static_cast<std::uint16_t>(sign | 0x7c00u);
-    const std::uint32_t r = a - 0x38000000u;  // exponent rebiased from 127 to 15
-    return static_cast<std::uint16_t>(sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));
-  }
-  const float f = float_of(a);
-  const float rounded = (f + 0.5f) - 0.5f;  // both exact: f < 2^-14
-  midpoint = f - rounded == 0x1p-25f || rounded - f == 0x1p-25f;
-  return static_cast<std::uint16_t>(sign | (bits_of(f + 0.5f) - kHalfBits));
-}
-
-}  // namespace
-
-[[gnu::noinline]] std::size_t to_half_scalar(const float* in, std::uint16_t* out, std::size_t n,
-                                             HalfFormat format, std::uint32_t* midpoints) {
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    bool midpoint;
-    out[i] = one(bits_of(in[i]), format, midpoint);
-    if (midpoint) midpoints[count++] = static_cast<std::uint32_t>(i);
-  }
-  return count;
-}
+using detail::bits_of;
+using detail::kHalfNormal;
+using detail::kHalfOverflow;
+using detail::kInf;
 
 #ifdef __wasm_simd128__
 namespace {
@@ -136,7 +84,7 @@ POSENC_HOT_ENTRY std::size_t to_half(const float* in, std::uint16_t* out, std::s
 #ifdef __wasm_simd128__
   return to_half_simd(in, out, n, format, midpoints);
 #else
-  return to_half_scalar(in, out, n, format, midpoints);
+  return detail::to_half_loop(in, out, n, format, midpoints);  // -O3 here, not half_scalar.cpp's
 #endif
 }
 
@@ -195,25 +143,6 @@ POSENC_HOT_ENTRY void from_half_in_place(void* data, std::size_t n, HalfFormat f
 
 [[gnu::noinline]] void to_half_in_place(void* data, std::size_t n, HalfFormat format) {
   detail::to_half_in_place(data, n, format, nullptr);  // midpoints keep to_half's ties to even
-}
-
-std::uint16_t half_bits_for_side(float f, int side, HalfFormat format) {
-  std::uint16_t nearest;
-  std::uint32_t index;
-  const std::uint32_t b = bits_of(f);
-  if (to_half_scalar(&f, &nearest, 1, format, &index) == 0 || side == 0) return nearest;
-  // The magnitude below f (truncated) and the one above it; x's side of f, seen from zero.
-  const std::uint32_t a = b & 0x7fffffffu;
-  std::uint32_t below;
-  if (format == HalfFormat::bfloat16) {
-    below = a >> 16;
-  } else if (a >= kHalfNormal) {
-    below = (a - 0x38000000u) >> 13;
-  } else {
-    below = static_cast<std::uint32_t>(float_of(a) * 0x1p24f);  // truncates
-  }
-  const bool up = (side > 0) == ((b >> 31) == 0);
-  return static_cast<std::uint16_t>(((b >> 16) & 0x8000u) | (up ? below + 1 : below));
 }
 
 }  // namespace posenc
