@@ -114,6 +114,7 @@ enum RowsField {
   kOutLen,
   kOut2,
   kMropePositions,  // address of 3 * count doubles (t, h, w rows), or 0
+  kHeadsFirst,      // apply: 1 when the rows at kOut are [heads, count, head_dim] ('bhsd')
   kRowsFields
 };
 
@@ -229,7 +230,7 @@ class Rotary : public Errors {
     const posenc::RotaryRows rows = rows_of(q);
     return keep(rotary_.apply(rows, static_cast<std::int64_t>(q[kHeads]), at<float>(q[kOut]),
                               static_cast<std::size_t>(q[kOutLen]), &cache_,
-                              posenc_bindings::thread_pool()));
+                              posenc_bindings::thread_pool(), q[kHeadsFirst] != 0));
   }
 
   // apply on 16-bit data (dtype 1 float16, 2 bfloat16): the bits at q[kOut] widened to float32 in

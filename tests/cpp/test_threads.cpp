@@ -170,6 +170,22 @@ TEST_CASE("the encoder layer gives the same bits with 1 and 3 threads", "[thread
   }
 }
 
+namespace {
+
+// [count, heads, hd] <-> [heads, count, hd].
+std::vector<float> swap_rows_heads(const std::vector<float>& x, std::int64_t count,
+                                   std::int64_t heads, std::int64_t hd) {
+  std::vector<float> y(x.size());
+  for (std::int64_t r = 0; r < count; ++r)
+    for (std::int64_t h = 0; h < heads; ++h)
+      std::memcpy(&y[static_cast<std::size_t>((h * count + r) * hd)],
+                  &x[static_cast<std::size_t>((r * heads + h) * hd)],
+                  static_cast<std::size_t>(hd) * sizeof(float));
+  return y;
+}
+
+}  // namespace
+
 TEST_CASE("RoPE apply and cos_sin give the same bits with 1 and 3 threads", "[threads]") {
   ThreadPool pool;
   REQUIRE(pool.resize(3));
@@ -207,6 +223,13 @@ TEST_CASE("RoPE apply and cos_sin give the same bits with 1 and 3 threads", "[th
         std::vector<float> one = x, many = x;
         REQUIRE(rot.apply(rows, heads, one.data(), len).ok());
         REQUIRE(rot.apply(rows, heads, many.data(), len, nullptr, &pool).ok());
+        // heads_first ([heads, count, hd], HF's order as it is): each head's rows as the
+        // [count, heads, hd] order rotates them, on 1 and 3 threads.
+        std::vector<float> first1 = swap_rows_heads(x, count, heads, 128), first3 = first1;
+        REQUIRE(rot.apply(rows, heads, first1.data(), len, nullptr, nullptr, true).ok());
+        REQUIRE(rot.apply(rows, heads, first3.data(), len, nullptr, &pool, true).ok());
+        REQUIRE(same_bits(swap_rows_heads(first1, heads, count, 128), one));
+        REQUIRE(same_bits(swap_rows_heads(first3, heads, count, 128), one));
         const std::size_t n = static_cast<std::size_t>(count * rd);
         std::vector<float> c1(n), s1(n), c3(n), s3(n);
         REQUIRE(rot.cos_sin(rows, c1.data(), s1.data(), n, n).ok());

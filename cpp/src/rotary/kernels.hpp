@@ -12,12 +12,12 @@ namespace posenc::detail {
 
 namespace scalar {
 
-// Each head h < heads of x (head_dim floats apart): for i < n, the pair (x_i, x_{i+n}) becomes
+// Each head h < heads of x (head_stride floats apart): for i < n, the pair (x_i, x_{i+n}) becomes
 // (x_i c_i - x_{i+n} s_i, x_{i+n} c_i + x_i s_i). Channels from 2n on are not touched.
 inline void rotate_half(const float* c, const float* s, std::int64_t n, std::int64_t heads,
-                        std::int64_t head_dim, float* x) {
+                        std::int64_t head_stride, float* x) {
   for (std::int64_t h = 0; h < heads; ++h) {
-    float* v = x + h * head_dim;
+    float* v = x + h * head_stride;
     for (std::int64_t i = 0; i < n; ++i) {
       const float a = v[i], b = v[i + n];
       v[i] = a * c[i] - b * s[i];
@@ -29,9 +29,9 @@ inline void rotate_half(const float* c, const float* s, std::int64_t n, std::int
 // Interleaved pairs (x_{2i}, x_{2i+1}) with cd = each cosine twice and ss = (-s_i, s_i):
 // x_j becomes x_j cd_j + x_{j^1} ss_j for j < rotary_dim.
 inline void rotate_interleaved(const float* cd, const float* ss, std::int64_t rotary_dim,
-                               std::int64_t heads, std::int64_t head_dim, float* x) {
+                               std::int64_t heads, std::int64_t head_stride, float* x) {
   for (std::int64_t h = 0; h < heads; ++h) {
-    float* v = x + h * head_dim;
+    float* v = x + h * head_stride;
     for (std::int64_t j = 0; j < rotary_dim; j += 2) {
       const float a = v[j], b = v[j + 1];
       v[j] = a * cd[j] + b * ss[j];
@@ -116,13 +116,13 @@ namespace simd {
 
 // Groups of 4 pairs outer, heads inner: each group's cos and sin are loaded once for all heads
 // (the same products and sums as the scalar kernel, in another order of independent elements).
-inline void rotate_half(const float* c, const float* s, std::int64_t n, std::int64_t heads,
-                        std::int64_t head_dim, float* x) {
+[[gnu::noinline]] inline void rotate_half(const float* c, const float* s, std::int64_t n, std::int64_t heads,
+                        std::int64_t head_stride, float* x) {
   const std::int64_t n4 = n / 4 * 4;
   for (std::int64_t i = 0; i < n4; i += 4) {
     const v128_t vc = wasm_v128_load(c + i), vs = wasm_v128_load(s + i);
     float* v = x + i;
-    for (std::int64_t h = 0; h < heads; ++h, v += head_dim) {
+    for (std::int64_t h = 0; h < heads; ++h, v += head_stride) {
       const v128_t a = wasm_v128_load(v), b = wasm_v128_load(v + n);
       wasm_v128_store(v, wasm_f32x4_sub(wasm_f32x4_mul(a, vc), wasm_f32x4_mul(b, vs)));
       wasm_v128_store(v + n, wasm_f32x4_add(wasm_f32x4_mul(b, vc), wasm_f32x4_mul(a, vs)));
@@ -130,7 +130,7 @@ inline void rotate_half(const float* c, const float* s, std::int64_t n, std::int
   }
   if (n4 == n) return;
   for (std::int64_t h = 0; h < heads; ++h) {
-    float* v = x + h * head_dim;
+    float* v = x + h * head_stride;
     for (std::int64_t i = n4; i < n; ++i) {
       const float a = v[i], b = v[i + n];
       v[i] = a * c[i] - b * s[i];
@@ -140,10 +140,10 @@ inline void rotate_half(const float* c, const float* s, std::int64_t n, std::int
 }
 
 inline void rotate_interleaved(const float* cd, const float* ss, std::int64_t rotary_dim,
-                               std::int64_t heads, std::int64_t head_dim, float* x) {
+                               std::int64_t heads, std::int64_t head_stride, float* x) {
   const std::int64_t r4 = rotary_dim / 4 * 4;
   for (std::int64_t h = 0; h < heads; ++h) {
-    float* v = x + h * head_dim;
+    float* v = x + h * head_stride;
     for (std::int64_t j = 0; j < r4; j += 4) {
       const v128_t a = wasm_v128_load(v + j);
       const v128_t swapped = wasm_i32x4_shuffle(a, a, 1, 0, 3, 2);

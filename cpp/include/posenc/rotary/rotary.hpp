@@ -126,9 +126,12 @@ class RotaryEmbedding {
   // q.transpose(1, 2) of HF's [batch, heads, L, head_dim] for one batch entry): each pair (x, y) of
   // the rotating channels becomes A (x cos - y sin, y cos + x sin), the other channels are left as
   // they are (deinterleave: the pair read at (2i, 2i + 1) is written to (i, i + rotary_dim / 2)).
-  // heads >= 1; x_len must equal rows.count * heads * head_dim.
+  // heads >= 1; x_len must equal rows.count * heads * head_dim. With heads_first, x is [heads,
+  // rows.count, head_dim] instead (HF's [batch, heads, L, head_dim] for one batch entry, as it is):
+  // each head's rows rotate by the same values, the same bits as the [L, heads, head_dim] order.
   EncodingError apply(const RotaryRows& rows, std::int64_t heads, float* x, std::size_t x_len,
-                      RotaryAnchorCache* cache = nullptr, ThreadPool* pool = nullptr) const;
+                      RotaryAnchorCache* cache = nullptr, ThreadPool* pool = nullptr,
+                      bool heads_first = false) const;
 
  private:
   struct AngleSet;
