@@ -4,7 +4,9 @@
 // for encode, match the scalar reference within 2 * 2^-22, and (issues #15, #22) be the float32
 // nearest to sin/cos of the exact p * w_i (w_i the real number for exact_frequencies) in every row
 // with p * w_0 <= 2^31, checked in quad precision (libquadmath) on up to 4096 values per input; a
-// value within 2^-58 relative (+ 2^-72) of a float32 midpoint may be either neighbour.
+// value within 2^-58 relative (+ 2^-72) of a float32 midpoint may be either neighbour. The same
+// rows as float16 or bfloat16 (encode_half, issue 25) must be the 16-bit values nearest to the
+// exact ones, rounded once, with the same margin around 16-bit midpoints.
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -16,24 +18,23 @@ extern "C" {
 }
 
 #include "fuzz_reader.hpp"
+#include "posenc/half.hpp"
 #include "posenc/posenc.hpp"
+#include "posenc/sinusoidal/encoder.hpp"
 
 namespace {
 
-// Whether v is the correctly rounded float32 of column col at position p (or a tie's neighbour);
-// true when the row is beyond the rounding contract (p * w_0 > 2^31, w_0 the largest frequency).
-bool correctly_rounded(const posenc::Spec& spec, double p, std::int64_t col, float v) {
+// sin or cos of the exact angle p w_i of column col (not a zero column; the spec has sines): w_i
+// the real m (b / m)^(-e_i) in quad (exact_frequencies, the paper's formula), or the spec's float64
+// (framework presets).
+__float128 exact_value(const posenc::Spec& spec, double p, std::int64_t col) {
   const posenc::Columns c = posenc::columns_of(spec);
-  if (c.zeros != 0 && col == spec.dim - 1) return v == 0.0f;
   std::int64_t i = col / 2;
   bool sine = col % 2 == 0;
   if (spec.layout == posenc::Layout::split) {
     sine = col < c.sines;
     i = sine ? col : col - c.sines;
   }
-  if (c.sines == 0 || !(p * posenc::frequency(spec, 0) <= 2147483648.0)) return true;
-  // The frequency: the real m (b / m)^(-e_i) in quad (exact_frequencies, the paper's formula), or
-  // the spec's float64 (framework presets).
   __float128 w = posenc::frequency(spec, i);
   if (spec.exact_frequencies) {
     const __float128 m = spec.min_timescale;
@@ -44,12 +45,50 @@ bool correctly_rounded(const posenc::Spec& spec, double p, std::int64_t col, flo
     w = m * powq(static_cast<__float128>(spec.base) / m, -e);
   }
   const __float128 x = static_cast<__float128>(p) * w;
-  const __float128 q = sine ? sinq(x) : cosq(x);
+  return sine ? sinq(x) : cosq(x);
+}
+
+// Whether v is the correctly rounded float32 of column col at position p (or a tie's neighbour);
+// true when the row is beyond the rounding contract (p * w_0 > 2^31, w_0 the largest frequency).
+bool correctly_rounded(const posenc::Spec& spec, double p, std::int64_t col, float v) {
+  const posenc::Columns c = posenc::columns_of(spec);
+  if (c.zeros != 0 && col == spec.dim - 1) return v == 0.0f;
+  if (c.sines == 0 || !(p * posenc::frequency(spec, 0) <= 2147483648.0)) return true;
+  const __float128 q = exact_value(spec, p, col);
   const float f = static_cast<float>(q);
   if (v == f) return true;
   const __float128 mid = (static_cast<__float128>(f) + static_cast<__float128>(v)) / 2;
   const __float128 dist = fabsq(q - mid);
   return std::nextafter(f, v) == v && dist <= fabsq(q) * 0x1p-58Q + 0x1p-72Q;
+}
+
+// The value of 16-bit bits h (float16, or bf16 when bf).
+__float128 half_value(std::uint16_t h, bool bf) {
+  if (bf) {
+    const std::uint32_t b = static_cast<std::uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &b, sizeof f);
+    return f;
+  }
+  const int e = (h >> 10) & 31, m = h & 1023;
+  const __float128 v = e == 0 ? ldexpq(m, -24) : ldexpq(1024 + m, e - 25);
+  return (h & 0x8000) != 0 ? -v : v;
+}
+
+// Whether h is the 16-bit value nearest to q (ties to even; |q| <= 1 here, so no overflow), or a
+// neighbour of a midpoint within 2^-58 relative of q (the float32 check's margin).
+bool half_nearest(__float128 q, std::uint16_t h, bool bf) {
+  const __float128 a = fabsq(q);
+  // One unit in the last place at a: 2^(e - 10) for float16 (2^-24 below 2^-14), 2^(e - 7) bf16.
+  const int e = a == 0 ? -200 : static_cast<int>(floorq(log2q(a)));
+  const __float128 ulp =
+      bf ? ldexpq(1, (e < -126 ? -126 : e) - 7) : ldexpq(1, (e < -14 ? -14 : e) - 10);
+  const __float128 n = a / ulp, r = rintq(n);  // rint: ties to even
+  const __float128 nearest = (q < 0 ? -r : r) * ulp;
+  const __float128 v = half_value(h, bf);
+  if (v == nearest) return true;
+  return fabsq(fabsq(n - floorq(n)) - 0.5Q) * ulp <= a * 0x1p-58Q + 0x1p-72Q &&
+         fabsq(v - nearest) <= ulp * 1.0000001Q;
 }
 
 }  // namespace
@@ -124,6 +163,34 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                      : rows.first_position + static_cast<double>(r);
           if (p == rows.zero_position) continue;
           if (!correctly_rounded(spec, p, static_cast<std::int64_t>(i % d), out[i])) std::abort();
+        }
+        // The 16-bit table (issue 25): each value rounded once from the exact one, the encoder's
+        // exact side deciding where the float32 is a 16-bit midpoint (as quad says).
+        const bool bf = (mode & 1) != 0;
+        const posenc::SinusoidalEncoder encoder(spec);
+        std::vector<std::uint16_t> half(2 * len + 2, 0x7777);
+        const posenc::Status h =
+            encoder.encode_half(rows, half.data(), len,
+                                bf ? posenc::HalfFormat::bfloat16 : posenc::HalfFormat::float16);
+        if (h != posenc::Status::ok && h != posenc::Status::undecided_rounding) std::abort();
+        for (std::size_t i = 0; h == posenc::Status::ok && i < len && i < 4096; ++i) {
+          const std::size_t r = i / d;
+          const std::int64_t col = static_cast<std::int64_t>(i % d);
+          const bool zero =
+              (zero_rows.size() > r && zero_rows[r] != 0) ||
+              (rows.positions != nullptr
+                   ? rows.positions[r]
+                   : rows.first_position + static_cast<double>(r)) == rows.zero_position;
+          if (zero || (posenc::columns_of(spec).zeros != 0 && col == spec.dim - 1)) {
+            if ((half[i] & 0x7fff) != 0) std::abort();
+            continue;
+          }
+          const double p = rows.positions != nullptr ? rows.positions[r]
+                                                     : rows.first_position + static_cast<double>(r);
+          if (posenc::columns_of(spec).sines == 0 ||
+              !(p * posenc::frequency(spec, 0) <= 2147483648.0))
+            continue;
+          if (!half_nearest(exact_value(spec, p, col), half[i], bf)) std::abort();
         }
       } else {
         for (std::size_t i = 0; i < len; ++i) {

@@ -50,6 +50,19 @@ for (const [entry, { init }] of entries) {
       const pe = await init({ simd });
       test('the build asked for runs', () => assert.equal(pe.simd, simd));
 
+      test('beyond 2^31 radians (outside the float32 contract) a midpoint goes to even: the rounding of the float32 value', () => {
+        // minTimescale 1e70: position 26's column 58 is the float32 -0.975341796875, a float16
+        // midpoint, at an angle near 2.6e71 radians. Its side used to be asked of the double-double
+        // series, which has no bound there (an "undecided" RangeError here; natively fuzz_encode
+        // found the series' quadrant count overflowing).
+        const options = { offset: 26, minTimescale: 1e70, base: 1e70 * 1e4 };
+        const f32 = pe.encode(1, 64, options);
+        assert.equal(f32[58], -0.975341796875);
+        const got = bitsOf(pe.encode(1, 64, { ...options, dtype: 'float16' }));
+        assert.deepEqual(Array.from(got), Array.from(f32, float16Bits));
+        assert.equal(got[58], float16Bits(-0.975341796875));
+      });
+
       for (const c of cases) {
         for (const [dtype, key, twice] of [['float16', 'f16', float16Bits], ['bfloat16', 'bf16', bfloat16Bits]]) {
           test(`${c.id}, ${dtype}: explicit positions${consecutive(c.positions) ? ', offset' : ''}, an encoder row by row`, () => {

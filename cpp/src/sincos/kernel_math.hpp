@@ -219,7 +219,8 @@ inline float round_checked(double v, bool& hard) {
 float rounded_exact(double p, double w, double wlo, bool cosine) noexcept;
 // The sign of sin(p w) - f (cosine = false) or cos(p w) - f: -1, 0 (only at p w = 0) or +1, or 2
 // when the double-double value lies within its error bound of f (posenc/half.hpp: the side of a
-// float16 / bf16 midpoint). Not inlined: rare.
+// float16 / bf16 midpoint). Beyond kReduceLimit (outside the float32 contract, where the series has
+// no bound) 0: the midpoint goes to even, the 16-bit rounding of f. Not inlined: rare.
 int exact_side(double p, double w, double wlo, bool cosine, float f) noexcept;
 
 // The hard-case path for frequency j of F (not inlined: the kernels' loops then read F only in

@@ -227,6 +227,10 @@ float rounded_exact(double p, double w, double wlo, bool cosine) noexcept {
     if (d > kHardMargin) return 1;
     if (d < -kHardMargin) return -1;
   }
+  // Beyond 2^31 radians (rows outside the float32 rounding contract) the series' reduction has no
+  // error bound, and far beyond it its quadrant count overflows (found by fuzz_encode's 16-bit
+  // check, min_timescale 1e70): the side of a tie, i.e. the 16-bit rounding of f itself.
+  if (!(p * w <= kReduceLimit)) return 0;
   const DD v = exact_value(p, w, wlo, cosine);
   if (p * w == 0.0) {  // the exact values sin 0 = 0 and cos 0 = 1
     const double x = v.hi;
