@@ -22,43 +22,37 @@ using detail::kInf;
 #ifdef __wasm_simd128__
 namespace {
 
-// Eight values at a time when all are ordinary (zero, or finite and for float16 normal and below
-// the overflow threshold: then the rounding is an integer add and shift of the bits) and none is a
-// midpoint. Other groups (rare in these tables: tiny values, one value in 2^13 a float16 midpoint)
-// go through the scalar loop, which also lists the midpoints. One loop for both formats (module
-// size) whose shifts are by a constant (a shift by a variable count takes several instructions: the
-// kernel ran at 1.6 ns a value instead of 0.75).
+// Eight values at a time when all are ordinary (finite, not zero, and for float16 normal and
+// below the overflow threshold: then the rounding is an integer add and shift of the bits) and none
+// is a midpoint. Other groups (rare in these tables: zeros, tiny values, one value in 2^13 a
+// float16 midpoint) go through the scalar loop, which also lists the midpoints. As no value here is
+// a midpoint, ties to even need no odd-bit term: adding half a unit and truncating rounds to
+// nearest. One loop for both formats (module size) whose shifts are by a constant (a shift by a
+// variable count takes several instructions: the kernel ran at 1.6 ns a value instead of 0.75).
 std::size_t to_half_simd(const float* in, std::uint16_t* out, std::size_t n, HalfFormat format,
                          std::uint32_t* midpoints) {
   const bool bf = format == HalfFormat::bfloat16;
   const v128_t abs_mask = wasm_i32x4_splat(0x7fffffff), sign_mask = wasm_i32x4_splat(0x8000);
-  const v128_t zero = wasm_i32x4_splat(0);
   const v128_t below = wasm_i32x4_splat(bf ? 0 : static_cast<int>(kHalfNormal) - 1);
   const v128_t above = wasm_i32x4_splat(static_cast<int>(bf ? kInf : kHalfOverflow));
   const v128_t low_mask = wasm_i32x4_splat(bf ? 0xffff : 0x1fff);
   const v128_t mid = wasm_i32x4_splat(bf ? 0x8000 : 0x1000);
-  const v128_t round = wasm_i32x4_splat(bf ? 0x7fff : 0x7ff8), one_bit = wasm_i32x4_splat(1);
   const v128_t rebias = wasm_i32x4_splat(bf ? 0 : 0x38000000);
-  const v128_t scale = wasm_i32x4_splat(bf ? 1 : 8), unit = scale;
+  const v128_t scale = wasm_i32x4_splat(bf ? 1 : 8), half_unit = wasm_i32x4_splat(0x8000);
   std::size_t i = 0, count = 0;
   for (; i + 8 <= n; i += 8) {
-    v128_t h[2], ordinary = wasm_i32x4_splat(-1), midpoint = zero;
+    v128_t h[2], ordinary = wasm_i32x4_splat(-1), midpoint = wasm_i32x4_splat(0);
     for (int g = 0; g < 2; ++g) {
       const v128_t b = wasm_v128_load(in + i + 4 * g);
       const v128_t a = wasm_v128_and(b, abs_mask);
-      const v128_t is_zero = wasm_i32x4_eq(a, zero);
       // (magnitudes are below 2^31: signed compares)
-      ordinary = wasm_v128_and(
-          ordinary,
-          wasm_v128_or(is_zero, wasm_v128_and(wasm_i32x4_gt(a, below), wasm_i32x4_lt(a, above))));
+      ordinary =
+          wasm_v128_and(ordinary, wasm_v128_and(wasm_i32x4_gt(a, below), wasm_i32x4_lt(a, above)));
       midpoint = wasm_v128_or(midpoint, wasm_i32x4_eq(wasm_v128_and(a, low_mask), mid));
-      // float16 scaled by 8 (below 2^31 in this range) so that both formats shift by 16: the
-      // rounding constant and the tie's increment (the kept bit's unit) are scaled with it.
+      // float16 scaled by 8 (below 2^31 in this range) so that both formats shift by 16 and half a
+      // unit is 0x8000 in both.
       const v128_t r = wasm_i32x4_mul(wasm_i32x4_sub(a, rebias), scale);
-      const v128_t odd =
-          wasm_v128_and(wasm_i32x4_neg(wasm_v128_and(wasm_u32x4_shr(r, 16), one_bit)), unit);
-      const v128_t t = wasm_i32x4_add(wasm_i32x4_add(r, round), odd);
-      const v128_t bits = wasm_v128_andnot(wasm_u32x4_shr(t, 16), is_zero);
+      const v128_t bits = wasm_u32x4_shr(wasm_i32x4_add(r, half_unit), 16);
       h[g] = wasm_v128_or(bits, wasm_v128_and(wasm_u32x4_shr(b, 16), sign_mask));
     }
     if (!wasm_i32x4_all_true(ordinary) || wasm_v128_any_true(midpoint)) {
