@@ -228,3 +228,43 @@ TEST_CASE("encode_half: the 16-bit value nearest to the exact one, by the quad o
   CHECK(undecided == 0);
   CHECK(oracle_ties == 0);
 }
+
+TEST_CASE("from_half_in_place: every float16 and bf16 pattern widens to its exact float32",
+          "[half]") {
+  // All 65536 patterns in one buffer, converted in place at every start offset 0..7 (so each
+  // pattern meets every lane of the SIMD groups and the scalar tail); each result against the
+  // value computed from the fields (float16: m 2^(e - 25) with the implicit bit, subnormals m
+  // 2^-24; infinities and NaNs keep their payload bits).
+  for (HalfFormat format : {HalfFormat::float16, HalfFormat::bfloat16}) {
+    for (std::uint32_t offset = 0; offset < 8; ++offset) {
+      const std::size_t n = 65536 + offset;
+      std::vector<std::uint32_t> buf(n);  // room for n floats; the bits in the first n uint16
+      auto* bits = reinterpret_cast<std::uint16_t*>(buf.data());
+      for (std::size_t i = 0; i < n; ++i)
+        bits[i] = static_cast<std::uint16_t>((i + 65536 - offset) & 0xffff);
+      posenc::from_half_in_place(buf.data(), n, format);
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t h = static_cast<std::uint32_t>((i + 65536 - offset) & 0xffff);
+        std::uint32_t want;
+        if (format == HalfFormat::bfloat16) {
+          want = h << 16;
+        } else {
+          const std::uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 1023u;
+          if (e == 31) {
+            want = sign | 0x7f800000u | (m << 13);
+          } else {
+            const float v =
+                e == 0 ? std::ldexp(static_cast<float>(m), -24)
+                       : std::ldexp(static_cast<float>(1024 + m), static_cast<int>(e) - 25);
+            std::memcpy(&want, &v, sizeof want);
+            want |= sign;
+          }
+        }
+        if (buf[i] != want) {
+          INFO("format " << static_cast<int>(format) << ", offset " << offset << ", bits " << h);
+          REQUIRE(buf[i] == want);
+        }
+      }
+    }
+  }
+}
