@@ -111,6 +111,22 @@ TEST_CASE("to_half: nearest float16 / bf16 bits and the midpoints, SIMD equal to
       for (std::size_t i = 0; i < m; ++i)
         differ += simd[i] != scalar[start + i];
       CHECK(differ == 0);
+      // In place (out in in's own bytes), with each midpoint's float32 kept in values: the same
+      // bits and midpoints.
+      std::vector<float> inplace(in.begin() + static_cast<std::ptrdiff_t>(start), in.end());
+      std::vector<std::uint32_t> mids_in_place(m);
+      std::vector<float> values(m);
+      auto* bits = reinterpret_cast<std::uint16_t*>(inplace.data());
+      REQUIRE(posenc::to_half(inplace.data(), bits, m, format, mids_in_place.data(),
+                              values.data()) == got);
+      differ = 0;
+      for (std::size_t i = 0; i < m; ++i)
+        differ += bits[i] != simd[i];
+      CHECK(differ == 0);
+      for (std::size_t j = 0; j < got; ++j) {
+        REQUIRE(mids_in_place[j] == mids_simd[j]);
+        REQUIRE(std::memcmp(&values[j], &in[start + mids_simd[j]], sizeof(float)) == 0);
+      }
     }
     std::size_t wrong = 0, wrong_mid = 0, midpoints = 0, k = 0;
     for (std::size_t i = 0; i < n; ++i) {

@@ -22,13 +22,14 @@ enum class HalfFormat : std::uint8_t { float16 = 0, bfloat16 = 1 };
 // out[i] = the bits of in[i] rounded to nearest (ties to even) in format: float16 overflows to
 // infinity from 65520 up, NaN gives the quiet NaN 0x7e00 (bf16: 0x7fc0), signs and subnormals are
 // kept. Writes to midpoints (room for n entries) the indices i, ascending, where in[i] is a
-// rounding midpoint of the format (or its overflow threshold), and returns how many. out may be
-// in's own bytes (converting in place: out == (std::uint16_t*)in), else they must not overlap.
-// Uses wasm SIMD in the SIMD build; to_half_scalar is the reference.
+// rounding midpoint of the format (or its overflow threshold), and returns how many; with values,
+// also each midpoint's float32 there (room for n entries), which converting in place overwrites.
+// out may be in's own bytes (converting in place: out == (std::uint16_t*)in), else they must not
+// overlap. Uses wasm SIMD in the SIMD build; to_half_scalar is the reference.
 std::size_t to_half(const float* in, std::uint16_t* out, std::size_t n, HalfFormat format,
-                    std::uint32_t* midpoints);
+                    std::uint32_t* midpoints, float* values = nullptr);
 std::size_t to_half_scalar(const float* in, std::uint16_t* out, std::size_t n, HalfFormat format,
-                           std::uint32_t* midpoints);
+                           std::uint32_t* midpoints, float* values = nullptr);
 
 // In place, for 16-bit data through a float32 computation (rot.apply on float16 / bf16 queries):
 // from_half_in_place widens n 16-bit values (their bits at data, as uint16) to their exact float32

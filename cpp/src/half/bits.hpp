@@ -54,12 +54,16 @@ inline std::uint16_t to_half_one(std::uint32_t b, HalfFormat format, bool& midpo
 
 // to_half's scalar loop (posenc/half.hpp).
 inline std::size_t to_half_loop(const float* in, std::uint16_t* out, std::size_t n,
-                                HalfFormat format, std::uint32_t* midpoints) {
+                                HalfFormat format, std::uint32_t* midpoints, float* values) {
   std::size_t count = 0;
   for (std::size_t i = 0; i < n; ++i) {
     bool midpoint;
-    out[i] = to_half_one(bits_of(in[i]), format, midpoint);
-    if (midpoint) midpoints[count++] = static_cast<std::uint32_t>(i);
+    const float f = in[i];  // (read before out[i] is written: in place, they may share bytes)
+    out[i] = to_half_one(bits_of(f), format, midpoint);
+    if (midpoint) {
+      if (values != nullptr) values[count] = f;
+      midpoints[count++] = static_cast<std::uint32_t>(i);
+    }
   }
   return count;
 }

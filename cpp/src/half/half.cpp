@@ -30,7 +30,7 @@ namespace {
 // nearest. One loop for both formats (module size) whose shifts are by a constant (a shift by a
 // variable count takes several instructions: the kernel ran at 1.6 ns a value instead of 0.75).
 std::size_t to_half_simd(const float* in, std::uint16_t* out, std::size_t n, HalfFormat format,
-                         std::uint32_t* midpoints) {
+                         std::uint32_t* midpoints, float* values) {
   const bool bf = format == HalfFormat::bfloat16;
   const v128_t abs_mask = wasm_i32x4_splat(0x7fffffff), sign_mask = wasm_i32x4_splat(0x8000);
   const v128_t below = wasm_i32x4_splat(bf ? 0 : static_cast<int>(kHalfNormal) - 1);
@@ -57,14 +57,16 @@ std::size_t to_half_simd(const float* in, std::uint16_t* out, std::size_t n, Hal
     }
     if (!wasm_i32x4_all_true(ordinary) || wasm_v128_any_true(midpoint)) {
       const std::size_t k0 = count;
-      count += to_half_scalar(in + i, out + i, 8, format, midpoints + count);
+      count += to_half_scalar(in + i, out + i, 8, format, midpoints + count,
+                              values != nullptr ? values + count : nullptr);
       for (std::size_t k = k0; k < count; ++k)
         midpoints[k] += static_cast<std::uint32_t>(i);
       continue;
     }
     wasm_v128_store(out + i, wasm_u16x8_narrow_i32x4(h[0], h[1]));
   }
-  const std::size_t tail = to_half_scalar(in + i, out + i, n - i, format, midpoints + count);
+  const std::size_t tail = to_half_scalar(in + i, out + i, n - i, format, midpoints + count,
+                                          values != nullptr ? values + count : nullptr);
   for (std::size_t k = count; k < count + tail; ++k)
     midpoints[k] += static_cast<std::uint32_t>(i);
   return count + tail;
@@ -74,11 +76,11 @@ std::size_t to_half_simd(const float* in, std::uint16_t* out, std::size_t n, Hal
 #endif
 
 POSENC_HOT_ENTRY std::size_t to_half(const float* in, std::uint16_t* out, std::size_t n,
-                                     HalfFormat format, std::uint32_t* midpoints) {
+                                     HalfFormat format, std::uint32_t* midpoints, float* values) {
 #ifdef __wasm_simd128__
-  return to_half_simd(in, out, n, format, midpoints);
+  return to_half_simd(in, out, n, format, midpoints, values);
 #else
-  return detail::to_half_loop(in, out, n, format, midpoints);  // -O3 here, not half_scalar.cpp's
+  return detail::to_half_loop(in, out, n, format, midpoints, values);  // -O3 here
 #endif
 }
 

@@ -12,8 +12,9 @@ using detail::float_of;
 using detail::kHalfNormal;
 
 [[gnu::noinline]] std::size_t to_half_scalar(const float* in, std::uint16_t* out, std::size_t n,
-                                             HalfFormat format, std::uint32_t* midpoints) {
-  return detail::to_half_loop(in, out, n, format, midpoints);
+                                             HalfFormat format, std::uint32_t* midpoints,
+                                             float* values) {
+  return detail::to_half_loop(in, out, n, format, midpoints, values);
 }
 
 std::uint16_t half_bits_for_side(float f, int side, HalfFormat format) {
