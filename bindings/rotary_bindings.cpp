@@ -252,6 +252,27 @@ class Rotary : public Errors {
     return keep(rotary_.cos_sin(rows, at<float>(q[kOut]), at<float>(q[kOut2]), len, len, &cache_,
                                 posenc_bindings::thread_pool()));
   }
+#ifdef __EMSCRIPTEN_PTHREADS__
+  // The threaded build's pipelined apply / cosSin (bindings/js/rotary.js): the call is checked and
+  // left running on the pool's workers, which compute it while the JS side copies the previous
+  // chunk out and the next one in; finish() takes the caller's share, waits and returns its code.
+  int applyStart(std::uintptr_t request) {
+    const double* q = reinterpret_cast<const double*>(request);
+    return keep(rotary_.apply(rows_of(q), static_cast<std::int64_t>(q[kHeads]), at<float>(q[kOut]),
+                              static_cast<std::size_t>(q[kOutLen]), &cache_,
+                              posenc_bindings::thread_pool(), q[kHeadsFirst] != 0, &pending_));
+  }
+  int cosSinStart(std::uintptr_t request) {
+    const double* q = reinterpret_cast<const double*>(request);
+    const std::size_t len = static_cast<std::size_t>(q[kOutLen]);
+    return keep(rotary_.cos_sin(rows_of(q), at<float>(q[kOut]), at<float>(q[kOut2]), len, len,
+                                &cache_, posenc_bindings::thread_pool(), &pending_));
+  }
+  int finish() {
+    return keep(posenc::RotaryEmbedding::finish(pending_));
+  }
+#endif
+
   // dtype 1 float16, 2 bfloat16: the bits at the same places (posenc/half.hpp).
   int cosSinHalf(std::uintptr_t request, int dtype) {
     const double* q = reinterpret_cast<const double*>(request);
@@ -312,6 +333,9 @@ class Rotary : public Errors {
   posenc::RotaryEmbedding rotary_;
   posenc::ModelLayer layer_;
   posenc::RotaryAnchorCache cache_;  // the last block anchor: one-row decoding calls skip it
+#ifdef __EMSCRIPTEN_PTHREADS__
+  posenc::RotaryEmbedding::Pending pending_;  // applyStart / cosSinStart until finish()
+#endif
 };
 
 // ALiBi: slopes, and rows of the bias tensor (alibi.js writes the request).
@@ -431,6 +455,11 @@ EMSCRIPTEN_BINDINGS(posenc_rotary) {
       .function("applyHalf", &Rotary::applyHalf)
       .function("cosSin", &Rotary::cosSin)
       .function("cosSinHalf", &Rotary::cosSinHalf)
+#ifdef __EMSCRIPTEN_PTHREADS__
+      .function("applyStart", &Rotary::applyStart)
+      .function("cosSinStart", &Rotary::cosSinStart)
+      .function("finish", &Rotary::finish)
+#endif
       .function("errorArgument", &Rotary::errorArgument)
       .function("errorMessage", &Rotary::errorMessage);
   class_<Alibi>("Alibi")

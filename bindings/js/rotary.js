@@ -22,6 +22,7 @@ import {
   readTensor,
   typeError,
 } from './check.js';
+import { runChunks } from './chunks.js';
 import { FLOAT_DTYPES } from './float16.js';
 import { checkDtype, halfBits, halfInput, halfOut } from './half.js';
 import { ownHandle } from './lifetime.js';
@@ -176,6 +177,9 @@ function configText(fn, config) {
 /** Adds pe.rotary to `api` (ctx: see api.js). */
 export function attachRotaryApi(api, ctx) {
   const { Module, scratch, withBuffers } = ctx;
+  // The threaded build's pipelined chunks (runRows): big enough for the core to split them between
+  // the threads (64K values a share, about four shares a thread).
+  const threadedChunk = Module.posencPool ? SCRATCH_FLOATS * 4 * (Module.posencPool + 1) : 0;
 
   // The scaling options into the record (numbers checked for type here, ranges by the core).
   function writeScaling(fn, scaling, record) {
@@ -301,36 +305,58 @@ export function attachRotaryApi(api, ctx) {
     const rot = {};
     const live = ownHandle(rot, handle, (method) => `posenc.rotary.${method}: this rotary embedding was disposed`);
 
-    // Rows [r0, r0 + n) of a call: the record (8 doubles) after the positions after the data.
-    function runRows(fn, rows, rowFloats, outFloats, call, floats = SCRATCH_FLOATS) {
-      const chunkRows = Math.max(1, Math.min(rows.count, Math.floor(floats / rowFloats)));
+    // Rows [r0, r0 + n) of a call, a chunk at a time in the scratch region: its data, then its
+    // positions, then its record. Per chunk, fill(r0, n, dataPtr, record) copies the input in and
+    // sets the call's own record fields, run(recordPtr) calls the core (0 or an error code) and
+    // drain(r0, n, dataPtr) copies the output out. With threaded (the threaded build's applyStart /
+    // cosSinStart), chunks big enough for the core to split go in two regions used in turn: the
+    // workers compute chunk i while chunk i - 1 is copied out and chunk i + 1 in.
+    function runRows(fn, rows, rowFloats, outFloats, fill, run, drain, threaded, floats = SCRATCH_FLOATS) {
+      const start = threadedChunk > 0 ? threaded : null;
+      const chunkRows = Math.max(1, Math.min(rows.count, Math.floor(Math.max(floats, start ? threadedChunk : 0) / rowFloats)));
       const dataBytes = Math.ceil((chunkRows * rowFloats * 4) / 16) * 16;
       const rowsOfPositions = rows.mrope ? 3 : rows.positions ? 1 : 0;
       const positionBytes = rowsOfPositions * chunkRows * 8;
-      const base = scratch(fn, dataBytes + positionBytes + Module.ROTARY_ROWS_FIELDS * 8);
-      const positionsPtr = rowsOfPositions ? base + dataBytes : 0;
-      const recordPtr = base + dataBytes + positionBytes;
+      const region = dataBytes + positionBytes + Module.ROTARY_ROWS_FIELDS * 8;
+      const base = scratch(fn, (start ? 2 : 1) * region);
       const record = new Float64Array(Module.ROTARY_ROWS_FIELDS);
-      record[rows.mrope ? ROWS.mrope : ROWS.positions] = positionsPtr;
       record[ROWS.sequenceLength] = rows.sequenceLength;
-      record[ROWS.out] = base;
-      for (let r0 = 0, n = 0; r0 < rows.count; r0 += n) {
-        n = Math.min(chunkRows, rows.count - r0);
+      // Writes chunk [r0, r0 + n) into region k; returns its record's address.
+      const prepare = (r0, n, k) => {
+        const dataPtr = base + k * region;
+        const positionsPtr = rowsOfPositions ? dataPtr + dataBytes : 0;
         if (rows.mrope) {
           // The chunk's t, h and w rows, each n long (the core reads row k at k * n), copied by a
           // loop rather than through three subarray views per chunk.
           const heap = Module.HEAPF64;
-          for (let k = 0, to = positionsPtr / 8; k < 3; k++) {
-            for (let i = k * rows.count + r0, end = i + n; i < end; i++) heap[to++] = rows.mrope[i];
+          for (let j = 0, to = positionsPtr / 8; j < 3; j++) {
+            for (let i = j * rows.count + r0, end = i + n; i < end; i++) heap[to++] = rows.mrope[i];
           }
         } else if (positionsPtr) {
           Module.HEAPF64.set(rows.positions.subarray(r0, r0 + n), positionsPtr / 8);
         }
+        record[rows.mrope ? ROWS.mrope : ROWS.positions] = positionsPtr;
+        record[ROWS.out] = dataPtr;
         record[ROWS.count] = n;
         record[ROWS.first] = rows.first + r0;
         record[ROWS.outLen] = n * outFloats;
-        call(r0, n, base, record, recordPtr);
-      }
+        fill(r0, n, dataPtr, record);
+        const recordPtr = dataPtr + dataBytes + positionBytes;
+        Module.HEAPF64.set(record, recordPtr / 8);
+        return recordPtr;
+      };
+      runChunks(
+        rows.count,
+        (r0) => Math.min(chunkRows, rows.count - r0),
+        prepare,
+        (r0, n, k) => drain(r0, n, base + k * region),
+        () => {
+          throw familyError(fn, handle);
+        },
+        run,
+        start,
+        () => handle.finish(),
+      );
     }
 
     function resolveRows(fn, length, o) {
@@ -525,19 +551,28 @@ export function attachRotaryApi(api, ctx) {
       const parts = headsFirst ? heads : 1;
       const partFloats = rowFloats / parts;
       const length = x.length / rowFloats;
-      runRows(fn, rows, rowFloats, rowFloats, (r0, n, dataPtr, record, recordPtr) => {
-        const count = n * partFloats;
-        const from = (k) => (k * length + r0) * partFloats;
-        const at = (k) => dataPtr + k * count * (dtype ? 2 : 4);
-        for (let k = 0; k < parts; k++) copyIn(x.subarray(from(k), from(k) + count), at(k));
-        record[ROWS.heads] = heads;
-        record[ROWS.headsFirst] = +headsFirst;
-        Module.HEAPF64.set(record, recordPtr / 8);
-        if (run(recordPtr) !== 0) throw familyError(fn, h);
-        for (let k = 0; k < parts; k++) x.set(view(at(k), count), from(k));
-        // Heads-first chunks hold 8K values a head at least: one slab copy costs about what a
-        // 32-head chunk of 64K values does in all (at 64K, 'bhsd' took 2.3x the time of 'shd').
-      }, Math.max(SCRATCH_FLOATS, headsFirst * 8192 * heads));
+      const from = (k, r0) => (k * length + r0) * partFloats;
+      const at = (k, n, dataPtr) => dataPtr + k * n * partFloats * (dtype ? 2 : 4);
+      // Heads-first chunks hold 8K values a head at least: one slab copy costs about what a
+      // 32-head chunk of 64K values does in all (at 64K, 'bhsd' took 2.3x the time of 'shd').
+      // 16-bit data is widened and rounded back around the rotation on the caller's thread.
+      runRows(
+        fn,
+        rows,
+        rowFloats,
+        rowFloats,
+        (r0, n, dataPtr, record) => {
+          for (let k = 0; k < parts; k++) copyIn(x.subarray(from(k, r0), from(k, r0) + n * partFloats), at(k, n, dataPtr));
+          record[ROWS.heads] = heads;
+          record[ROWS.headsFirst] = +headsFirst;
+        },
+        run,
+        (r0, n, dataPtr) => {
+          for (let k = 0; k < parts; k++) x.set(view(at(k, n, dataPtr), n * partFloats), from(k, r0));
+        },
+        dtype ? null : (ptr) => h.applyStart(ptr),
+        Math.max(SCRATCH_FLOATS, headsFirst * 8192 * heads),
+      );
     }
 
     /**
@@ -553,27 +588,36 @@ export function attachRotaryApi(api, ctx) {
       // 16-bit values (dtype): the core writes their bits where the floats were, at half the index.
       const shift = dtype === 0 ? 2 : 1;
       each.forEach((o, b) => {
-        runRows(fn, resolveRows(fn, length, o), 2 * rotaryDim, rotaryDim, (r0, n, dataPtr, record, recordPtr) => {
-          const count = n * rotaryDim;
-          record[ROWS.out2] = dataPtr + count * 4;
-          Module.HEAPF64.set(record, recordPtr / 8);
-          if ((dtype === 0 ? h.cosSin(recordPtr) : h.cosSinHalf(recordPtr, dtype)) !== 0) throw familyError(fn, h);
-          const heap = dtype === 0 ? Module.HEAPF32 : Module.HEAPU16;
-          const c0 = dataPtr >> shift;
-          const s0 = (dataPtr + count * 4) >> shift;
-          const at = (b * length + r0) * width;
-          if (width === rotaryDim) {
-            cos.set(heap.subarray(c0, c0 + count), at);
-            sin.set(heap.subarray(s0, s0 + count), at);
-            return;
-          }
-          for (let r = 0, i = at; r < n; r++) {
-            for (let j = r * rotaryDim, end = j + width * step; j < end; j += step, i++) {
-              cos[i] = heap[c0 + j];
-              sin[i] = heap[s0 + j];
+        const heap = () => (dtype === 0 ? Module.HEAPF32 : Module.HEAPU16);
+        runRows(
+          fn,
+          resolveRows(fn, length, o),
+          2 * rotaryDim,
+          rotaryDim,
+          (r0, n, dataPtr, record) => {
+            record[ROWS.out2] = dataPtr + n * rotaryDim * 4;
+          },
+          (ptr) => (dtype === 0 ? h.cosSin(ptr) : h.cosSinHalf(ptr, dtype)),
+          (r0, n, dataPtr) => {
+            const count = n * rotaryDim;
+            const values = heap();
+            const c0 = dataPtr >> shift;
+            const s0 = (dataPtr + count * 4) >> shift;
+            const at = (b * length + r0) * width;
+            if (width === rotaryDim) {
+              cos.set(values.subarray(c0, c0 + count), at);
+              sin.set(values.subarray(s0, s0 + count), at);
+              return;
             }
-          }
-        });
+            for (let r = 0, i = at; r < n; r++) {
+              for (let j = r * rotaryDim, end = j + width * step; j < end; j += step, i++) {
+                cos[i] = values[c0 + j];
+                sin[i] = values[s0 + j];
+              }
+            }
+          },
+          dtype === 0 ? (ptr) => h.cosSinStart(ptr) : null,
+        );
       });
       return { cos, sin };
     }

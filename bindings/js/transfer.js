@@ -2,6 +2,7 @@
 // region in bounded chunks (working memory O(dim x chunk), never O(length x dim)), one call into
 // wasm per chunk, each chunk copied out into the caller's JS-owned array while still in cache.
 
+import { runChunks } from './chunks.js';
 import { MAX_ALLOCATION } from './memory.js';
 
 // Floats of the scratch region a chunk uses: 64K floats = 256 KB stays in cache. (Consecutive rows
@@ -87,27 +88,19 @@ export function createTransfer({ Module, scratch, copyOut }) {
       return dataPtr;
     };
     const size = (r0) => Math.min(r0 === 0 && lead > 0 ? lead : chunkRows, rows.count - r0);
-    let dataPtr = prepare(0, size(0), 0);
-    for (let r0 = 0, n = size(0), k = 0, before = null; r0 < rows.count; r0 += n, n = size(r0), k ^= 1) {
-      const requestPtr = dataPtr - REQUEST_BYTES;
-      if (!start) {
-        if (call(requestPtr) !== 0) throw encoderError(fn, handle.encoder);
-        drain(r0, n, dataPtr);
-        if (r0 + n < rows.count) dataPtr = prepare(r0 + n, size(r0 + n), 0);
-        continue;
-      }
-      if (start(requestPtr) !== 0) throw encoderError(fn, handle.encoder);
-      const current = [r0, n, dataPtr];
-      try {
-        if (before) drain(...before);
-        if (r0 + n < rows.count) dataPtr = prepare(r0 + n, size(r0 + n), k ^ 1);
-      } finally {
-        // Always waits: the workers must be done with this chunk before anything else runs.
-        if (handle.encoder.finish() !== 0) throw encoderError(fn, handle.encoder);
-      }
-      before = current;
-      if (r0 + n >= rows.count) drain(...current);
-    }
+    const dataAt = (k) => base + k * region + REQUEST_BYTES;
+    runChunks(
+      rows.count,
+      size,
+      (r0, n, k) => prepare(r0, n, k) - REQUEST_BYTES,
+      (r0, n, k) => drain(r0, n, dataAt(k)),
+      () => {
+        throw encoderError(fn, handle.encoder);
+      },
+      call,
+      start,
+      () => handle.encoder.finish(),
+    );
   }
 
   // One row at a consecutive position (a decoding step): the rows fields forChunks would write

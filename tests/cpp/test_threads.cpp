@@ -242,3 +242,46 @@ TEST_CASE("RoPE apply and cos_sin give the same bits with 1 and 3 threads", "[th
     }
   }
 }
+
+TEST_CASE("RoPE apply and cos_sin left pending: the same bits once finished", "[threads]") {
+  ThreadPool pool;
+  REQUIRE(pool.resize(2));
+  RotarySpec spec;
+  spec.head_dim = 64;
+  // dynamic beyond its original context: the call makes a frequency set of its own, which the
+  // pending call keeps until finish
+  spec.scaling.type = RopeScalingType::dynamic;
+  spec.scaling.factor = 2;
+  spec.scaling.original_max_positions = 1024;
+  RotaryEmbedding rot;
+  REQUIRE(rot.init(spec).ok());
+  const std::int64_t heads = 8;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> value(-1, 1);
+  RotaryEmbedding::Pending pending;
+  REQUIRE(RotaryEmbedding::finish(pending).ok());  // nothing running: returns at once
+  for (const std::int64_t count : {std::int64_t{4000}, std::int64_t{3}}) {  // split, and not
+    RotaryRows rows;
+    rows.count = count;
+    rows.first_position = 500;
+    const std::size_t len = static_cast<std::size_t>(count * heads * 64);
+    std::vector<float> x(len);
+    for (float& v : x)
+      v = value(rng);
+    std::vector<float> one = x, started = x;
+    REQUIRE(rot.apply(rows, heads, one.data(), len).ok());
+    REQUIRE(rot.apply(rows, heads, started.data(), len, nullptr, &pool, false, &pending).ok());
+    REQUIRE(RotaryEmbedding::finish(pending).ok());
+    REQUIRE(same_bits(one, started));
+    const std::size_t n = static_cast<std::size_t>(count * 64);
+    std::vector<float> c1(n), s1(n), c2(n), s2(n);
+    REQUIRE(rot.cos_sin(rows, c1.data(), s1.data(), n, n).ok());
+    REQUIRE(rot.cos_sin(rows, c2.data(), s2.data(), n, n, nullptr, &pool, &pending).ok());
+    REQUIRE(RotaryEmbedding::finish(pending).ok());
+    REQUIRE(same_bits(c1, c2));
+    REQUIRE(same_bits(s1, s2));
+    // A call whose arguments fail returns their error and leaves nothing running.
+    REQUIRE_FALSE(rot.cos_sin(rows, c2.data(), s2.data(), n - 1, n, nullptr, &pool, &pending).ok());
+    REQUIRE(RotaryEmbedding::finish(pending).ok());
+  }
+}

@@ -149,6 +149,59 @@ describe('threads: the same bits as one thread', () => {
     l2.dispose();
   });
 
+  // The threaded build pipelines rot.apply and rot.cosSin (bindings/js/rotary.js runRows): chunks of
+  // 64K values per share, computed by the workers while the previous chunk is copied out and the
+  // next one in. Many chunks each, every row form the JS side sends.
+  test('rot.apply and rot.cosSin in pipelined chunks: the same bits in every form', () => {
+    const length = 6000;
+    const dynamic = { headDim: 64, scaling: { type: 'dynamic', factor: 2, originalMaxPositions: 2048 } };
+    for (const [options, form] of [
+      [{ headDim: 128 }, {}],
+      [{ headDim: 128, rotaryDim: 64, layout: 'interleaved' }, { offset: 12345 }],
+      // a frequency set made for the call (beyond the original context), kept until finish()
+      [dynamic, { offset: 100 }],
+      [{ headDim: 128, layout: 'deinterleave' }, { positions: Float64Array.from({ length }, (_, i) => (i * 7919) % 1000003) }],
+      [{ headDim: 128 }, { offset: 0.25 }], // fractional: not split, still through the pipeline
+    ]) {
+      const a = one.rotary(options);
+      const what = JSON.stringify([options, Object.keys(form)]);
+      for (const pe of [two, four]) {
+        const b = pe.rotary(options);
+        const hd = options.headDim;
+        const x = noise(length * 8 * hd, 11);
+        sameBits(b.apply(x.slice(), { heads: 8, ...form }), a.apply(x.slice(), { heads: 8, ...form }), `apply ${what}`);
+        const bhsd = { order: 'bhsd', batch: 2, heads: 4, ...form };
+        if (form.positions) bhsd.positions = [form.positions, form.positions];
+        sameBits(b.apply(x.slice(), bhsd), a.apply(x.slice(), bhsd), `apply bhsd ${what}`);
+        for (const cache of ['hf', 'ort']) {
+          const want = a.cosSin(length, { ...form, cache });
+          const got = b.cosSin(length, { ...form, cache });
+          sameBits(got.cos, want.cos, `cosSin cos ${cache} ${what}`);
+          sameBits(got.sin, want.sin, `cosSin sin ${cache} ${what}`);
+        }
+        b.dispose();
+      }
+      a.dispose();
+    }
+    // Multimodal positions (not split by the core) and per-sequence offsets into caller buffers.
+    const config = {
+      model_type: 'qwen2_vl', hidden_size: 1536, num_attention_heads: 12, rope_theta: 1000000,
+      rope_scaling: { type: 'mrope', mrope_section: [16, 24, 24] },
+    };
+    const m1 = one.rotary({ config });
+    const m2 = two.rotary({ config });
+    const three = [0, 1, 2].map((k) => Float64Array.from({ length }, (_, i) => Math.floor(i / (k + 1))));
+    sameBits(m2.apply(noise(length * 12 * 128, 4), { heads: 12, positions: three }), m1.apply(noise(length * 12 * 128, 4), { heads: 12, positions: three }), 'mrope apply');
+    const out = (n) => ({ cos: new Float32Array(n), sin: new Float32Array(n) });
+    const [o1, o2] = [out(2 * length * 128), out(2 * length * 128)];
+    m1.cosSin(length, { offset: [3, 70000], out: o1 });
+    m2.cosSin(length, { offset: [3, 70000], out: o2 });
+    sameBits(o2.cos, o1.cos, 'per-sequence offsets cos');
+    sameBits(o2.sin, o1.sin, 'per-sequence offsets sin');
+    m1.dispose();
+    m2.dispose();
+  });
+
   test('the layer and the model split their products and softmax rows with the same bits', () => {
     for (const [d, heads, ff, L] of [[128, 4, 256, 400], [256, 8, 512, 160]]) {
       const weights = layerState(5, d, ff);

@@ -379,13 +379,50 @@ std::int64_t split_grain(ThreadPool* pool, const RotaryRows& rows, std::int64_t 
   return rows.count >= 2 * grain ? grain : 0;
 }
 
+void run_pending(void* context, std::int64_t begin, std::int64_t end) {
+  RotaryEmbedding::Pending& job = *static_cast<RotaryEmbedding::Pending*>(context);
+  if (!job.part(begin, end)) job.failed.store(true, std::memory_order_relaxed);
+}
+
 }  // namespace
+
+RotaryEmbedding::Pending::Pending() = default;
+RotaryEmbedding::Pending::~Pending() = default;
+
+EncodingError RotaryEmbedding::split(ThreadPool* pool, std::int64_t count, std::int64_t grain,
+                                     std::unique_ptr<AngleSet> temporary,
+                                     std::function<bool(std::int64_t, std::int64_t)> part,
+                                     Pending* pending) {
+  Pending now;
+  Pending& job = pending != nullptr ? *pending : now;
+  job.pool = pool;
+  job.part = std::move(part);
+  job.temporary = std::move(temporary);
+  job.failed.store(false, std::memory_order_relaxed);
+  if (pending != nullptr) {
+    pool->start_range(count, grain, 1, &run_pending, &job);
+    return EncodingError{};
+  }
+  pool->for_each_range(count, grain, 1, &run_pending, &job);  // inline when nested in a body
+  job.pool = nullptr;
+  return job.failed.load(std::memory_order_relaxed) ? out_of_memory() : EncodingError{};
+}
+
+EncodingError RotaryEmbedding::finish(Pending& pending) {
+  if (pending.pool == nullptr) return EncodingError{};
+  pending.pool->finish();
+  pending.pool = nullptr;
+  pending.part = nullptr;
+  pending.temporary.reset();
+  return pending.failed.load(std::memory_order_relaxed) ? out_of_memory() : EncodingError{};
+}
 
 POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, float* cos,
                                                         float* sin, std::size_t cos_len,
                                                         std::size_t sin_len,
-                                                        RotaryAnchorCache* cache,
-                                                        ThreadPool* pool) const {
+                                                        RotaryAnchorCache* cache, ThreadPool* pool,
+                                                        Pending* pending) const {
+  if (pending != nullptr) pending->pool = nullptr;
   double L = 0;
   EncodingError e = check_cos_sin(rows, cos, sin, cos_len, sin_len, &L);
   if (!e.ok()) return e;
@@ -400,20 +437,16 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
   if constexpr (ThreadPool::kThreaded) {
     if (const std::int64_t grain = split_grain(pool, rows, 2 * spec_.rotary_dim)) {
       const std::int64_t rd = spec_.rotary_dim;
-      std::atomic<bool> failed{false};
-      auto part = [&](std::int64_t begin, std::int64_t end) {
+      auto part = [this, set, rows, cos, sin, a32, half, rd](std::int64_t begin, std::int64_t end) {
         const RotaryRows p = rows_part(rows, begin, end);
         const bool blocks = p.positions == nullptr && set->blocks > 1 &&
                             (p.first_position + static_cast<double>(p.count - 1)) * set->w_max <=
                                 detail::kReduceLimit;
-        const bool ok = blocks
-                            ? cos_sin_blocks(*set, p, cos + begin * rd, sin + begin * rd, a32, half)
-                            : cos_sin_rows(*set, p, false, a32, half, cos + begin * rd,
-                                           sin + begin * rd, nullptr);
-        if (!ok) failed.store(true, std::memory_order_relaxed);
+        return blocks ? cos_sin_blocks(*set, p, cos + begin * rd, sin + begin * rd, a32, half)
+                      : cos_sin_rows(*set, p, false, a32, half, cos + begin * rd, sin + begin * rd,
+                                     nullptr);
       };
-      pool->for_each(rows.count, grain, 1, part);
-      return failed.load(std::memory_order_relaxed) ? out_of_memory() : EncodingError{};
+      return split(pool, rows.count, grain, std::move(temporary), part, pending);
     }
   }
   const double last = rows.first_position + static_cast<double>(rows.count - 1);
@@ -435,7 +468,8 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
 POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, std::int64_t heads,
                                                       float* x, std::size_t x_len,
                                                       RotaryAnchorCache* cache, ThreadPool* pool,
-                                                      bool heads_first) const {
+                                                      bool heads_first, Pending* pending) const {
+  if (pending != nullptr) pending->pool = nullptr;
   double L = 0;
   EncodingError e = check_apply(rows, heads, x, x_len, &L);
   if (!e.ok()) return e;
@@ -448,23 +482,19 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, st
   if (!e.ok()) return e;
   if constexpr (ThreadPool::kThreaded) {
     if (const std::int64_t grain = split_grain(pool, rows, heads * hd)) {
-      std::atomic<bool> failed{false};
-      auto part = [&](std::int64_t begin, std::int64_t end) {
+      auto part = [this, set, rows, x, heads, row_stride, head_stride, rd](std::int64_t begin,
+                                                                           std::int64_t end) {
         Buffer<float> own;  // each thread's pair table
-        if (spec_.layout != RotaryLayout::half && !own.resize(static_cast<std::size_t>(2 * rd))) {
-          failed.store(true, std::memory_order_relaxed);
-          return;
-        }
+        if (spec_.layout != RotaryLayout::half && !own.resize(static_cast<std::size_t>(2 * rd)))
+          return false;
         ApplyTarget t{x, heads, row_stride, head_stride, rd, spec_.layout, own.data()};
         t.x += begin * row_stride;
         const auto rotate = [&](std::int64_t r, const float* c, const float* s) {
           rotate_row(t, r, c, s);
         };
-        if (!for_each_row(*set, rows_part(rows, begin, end), true, nullptr, rotate))
-          failed.store(true, std::memory_order_relaxed);
+        return for_each_row(*set, rows_part(rows, begin, end), true, nullptr, rotate);
       };
-      pool->for_each(rows.count, grain, 1, part);
-      return failed.load(std::memory_order_relaxed) ? out_of_memory() : EncodingError{};
+      return split(pool, rows.count, grain, std::move(temporary), part, pending);
     }
   }
   Buffer<float> pairs;  // interleaved: each cosine twice, (-sin, sin); deinterleave: one head

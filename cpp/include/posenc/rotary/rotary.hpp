@@ -14,8 +14,10 @@
 // itself carries more error than a float32 ulp.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -87,6 +89,8 @@ class ThreadPool;
 
 class RotaryEmbedding {
  public:
+  struct Pending;  // a split call left running (below)
+
   RotaryEmbedding();
   ~RotaryEmbedding();
   RotaryEmbedding(RotaryEmbedding&&) noexcept;
@@ -112,7 +116,7 @@ class RotaryEmbedding {
   // multimodal) split them between its threads: the same bits as on one.
   EncodingError cos_sin(const RotaryRows& rows, float* cos, float* sin, std::size_t cos_len,
                         std::size_t sin_len, RotaryAnchorCache* cache = nullptr,
-                        ThreadPool* pool = nullptr) const;
+                        ThreadPool* pool = nullptr, Pending* pending = nullptr) const;
 
   // cos_sin as float16 / bfloat16 bits (posenc/half.hpp): each value the 16-bit value nearest to
   // the exact cos(p w) or sin(p w), rounded once (with A != 1: the rounding of HF's float32 product
@@ -131,10 +135,25 @@ class RotaryEmbedding {
   // each head's rows rotate by the same values, the same bits as the [L, heads, head_dim] order.
   EncodingError apply(const RotaryRows& rows, std::int64_t heads, float* x, std::size_t x_len,
                       RotaryAnchorCache* cache = nullptr, ThreadPool* pool = nullptr,
-                      bool heads_first = false) const;
+                      bool heads_first = false, Pending* pending = nullptr) const;
+
+  // A split cos_sin or apply left running on the pool's workers: given as `pending`, such a call
+  // returns once its arguments are checked and the workers have its rows, and finish(pending)
+  // takes the caller's share of what is left and waits for the rest (the threaded wasm build's
+  // pipelined calls copy the previous chunk meanwhile). A call that is not split is done before it
+  // returns; finish then returns at once. The embedding and the buffers must stay as they are
+  // until finish returns.
+  static EncodingError finish(Pending& pending);
 
  private:
   struct AngleSet;
+  // Runs part(begin, end) over [0, count) on pool's threads in chunks of grain rows (false from
+  // part: out of memory), keeping temporary (the call's own frequency set) until it is done; with
+  // pending, returns at once (see Pending).
+  static EncodingError split(ThreadPool* pool, std::int64_t count, std::int64_t grain,
+                             std::unique_ptr<AngleSet> temporary,
+                             std::function<bool(std::int64_t, std::int64_t)> part,
+                             Pending* pending);
   EncodingError check_rows(const RotaryRows& rows, double* sequence_length) const;
   EncodingError check_cos_sin(const RotaryRows& rows, const float* cos, const float* sin,
                               std::size_t cos_len, std::size_t sin_len,
@@ -173,6 +192,18 @@ class RotaryEmbedding {
   bool ready_ = false;
   std::unique_ptr<AngleSet> base_set_;  // the default / short / unscaled set
   std::unique_ptr<AngleSet> long_set_;  // longrope's long_factor set
+};
+
+struct RotaryEmbedding::Pending {
+  Pending();
+  ~Pending();
+  Pending(const Pending&) = delete;
+  Pending& operator=(const Pending&) = delete;
+
+  ThreadPool* pool = nullptr;  // the pool running the call; nullptr: nothing is running
+  std::function<bool(std::int64_t, std::int64_t)> part;  // rows [begin, end)
+  std::unique_ptr<AngleSet> temporary;                   // the call's own frequency set
+  std::atomic<bool> failed{false};                       // a part ran out of memory
 };
 
 }  // namespace posenc
