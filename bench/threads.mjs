@@ -3,6 +3,7 @@
 //   encode into out   100000 x 512 and 8192 x 1024, a reused output array
 //   addTo             8192 x 1024, in place
 //   rot.apply         [4096, 32, 128] in place, and rot.cosSin(32768) into out (shown, not targets)
+//   multimodal cosSin Qwen2-VL's cos and sin at 32768 (t, h, w) positions into out (shown)
 //   a copy between a JS array and shared memory against the same copy between ArrayBuffers (the
 //   threaded build's memory is a SharedArrayBuffer, which V8 copies more slowly: shown)
 //   the layer         against onnxruntime-web with the same threads (bench/threads_layer.mjs)
@@ -19,6 +20,11 @@ import { timeAlternating } from './encode.mjs';
 import { threadedLayerTargets } from './threads_layer.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
+// Qwen2-VL-2B's text RoPE (head dim 128, mrope_section [16, 24, 24]).
+const QWEN2_VL = {
+  model_type: 'qwen2_vl', hidden_size: 1536, num_attention_heads: 12, rope_theta: 1000000,
+  rope_scaling: { type: 'mrope', mrope_section: [16, 24, 24] },
+};
 
 function sameBits(a, b) {
   const x = new Uint32Array(a.buffer, a.byteOffset, a.length);
@@ -48,6 +54,7 @@ export async function benchThreads({ init, log = () => {}, quick = false }) {
       ['addTo', 8192, 1024],
       ['rot.apply [L, 32, 128]', 4096, 32 * 128],
       ['rot.cosSin(L) into out', 32768, 2 * 128],
+      ['rot.cosSin(L) multimodal', 32768, 2 * 128],
       ['copy in and out, shared memory', 4096, 32 * 128],
     ];
     for (const [what, L, d] of cases) {
@@ -62,14 +69,19 @@ export async function benchThreads({ init, log = () => {}, quick = false }) {
         if (!sameBits(r1.apply(q1.slice(), { heads: 32 }), rN.apply(qN.slice(), { heads: 32 }))) throw new Error(`${what}: threads changed the bits`);
         calls = [() => r1.apply(q1, { heads: 32 }), () => rN.apply(qN, { heads: 32 })];
       } else if (what.startsWith('rot.cosSin')) {
-        const r1 = one.rotary({ headDim: 128 });
-        const rN = many.rotary({ headDim: 128 });
+        // multimodal: text, then an image of 128 x 128 patches at one time step, then text
+        const multimodal = what.endsWith('multimodal');
+        const options = multimodal ? { config: QWEN2_VL } : { headDim: 128 };
+        const r1 = one.rotary(options);
+        const rN = many.rotary(options);
+        const grid = (i, k) => (i < 8192 || i >= 8192 + 16384 ? i : k === 0 ? 8192 : 8192 + (k === 1 ? Math.floor((i - 8192) / 128) : (i - 8192) % 128));
+        const rows = multimodal ? { positions: [0, 1, 2].map((k) => Float64Array.from({ length: n }, (_, i) => grid(i, k))) } : {};
         const o1 = { cos: new Float32Array((n * d) / 2), sin: new Float32Array((n * d) / 2) };
         const oN = { cos: new Float32Array((n * d) / 2), sin: new Float32Array((n * d) / 2) };
-        r1.cosSin(n, { out: o1 });
-        rN.cosSin(n, { out: oN });
+        r1.cosSin(n, { ...rows, out: o1 });
+        rN.cosSin(n, { ...rows, out: oN });
         if (!sameBits(o1.cos, oN.cos) || !sameBits(o1.sin, oN.sin)) throw new Error(`${what}: threads changed the bits`);
-        calls = [() => r1.cosSin(n, { out: o1 }), () => rN.cosSin(n, { out: oN })];
+        calls = [() => r1.cosSin(n, { ...rows, out: o1 }), () => rN.cosSin(n, { ...rows, out: oN })];
       } else if (what.startsWith('copy')) {
         // What the threaded build's calls pay for each chunk they copy: 64K floats in and out.
         const x = new Float32Array(n * d).fill(0.5);

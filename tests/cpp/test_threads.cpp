@@ -285,3 +285,49 @@ TEST_CASE("RoPE apply and cos_sin left pending: the same bits once finished", "[
     REQUIRE(RotaryEmbedding::finish(pending).ok());
   }
 }
+
+TEST_CASE("multimodal RoPE (t, h, w rows) splits with the same bits on 3 threads", "[threads]") {
+  ThreadPool pool;
+  REQUIRE(pool.resize(3));
+  for (const bool interleaved : {false, true}) {
+    RotarySpec spec;
+    spec.head_dim = 128;
+    spec.base = 1000000;
+    spec.mrope_section = {16, 24, 24};
+    spec.mrope_interleaved = interleaved;
+    RotaryEmbedding rot;
+    REQUIRE(rot.init(spec).ok());
+    const std::int64_t count = 3000, heads = 4;
+    // t, h, w rows: text positions, then an image grid, then wide jumps (explicit rows)
+    std::vector<double> three(static_cast<std::size_t>(3 * count));
+    for (std::int64_t r = 0; r < count; ++r) {
+      const bool image = r >= 1000 && r < 2000;
+      three[r] = image ? 1000 : static_cast<double>(r < 1000 ? r : r * 37 % 90001);
+      three[count + r] = image ? 1000 + (r - 1000) / 25 : three[r];
+      three[2 * count + r] = image ? 1000 + (r - 1000) % 25 : three[r];
+    }
+    RotaryRows rows;
+    rows.count = count;
+    rows.mrope_positions = three.data();
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> value(-1, 1);
+    const std::size_t len = static_cast<std::size_t>(count * heads * 128);
+    std::vector<float> x(len);
+    for (float& v : x)
+      v = value(rng);
+    std::vector<float> one = x, many = x;
+    REQUIRE(rot.apply(rows, heads, one.data(), len).ok());
+    REQUIRE(rot.apply(rows, heads, many.data(), len, nullptr, &pool).ok());
+    REQUIRE(same_bits(one, many));
+    std::vector<float> first1 = swap_rows_heads(x, count, heads, 128), first3 = first1;
+    REQUIRE(rot.apply(rows, heads, first3.data(), len, nullptr, &pool, true).ok());
+    REQUIRE(same_bits(swap_rows_heads(first3, heads, count, 128), one));
+    const std::size_t n = static_cast<std::size_t>(count * 128);
+    std::vector<float> c1(n), s1(n), c3(n), s3(n);
+    REQUIRE(rot.cos_sin(rows, c1.data(), s1.data(), n, n).ok());
+    REQUIRE(rot.cos_sin(rows, c3.data(), s3.data(), n, n, nullptr, &pool).ok());
+    INFO("interleaved " << interleaved);
+    REQUIRE(same_bits(c1, c3));
+    REQUIRE(same_bits(s1, s3));
+  }
+}

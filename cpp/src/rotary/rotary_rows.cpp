@@ -359,20 +359,30 @@ bool RotaryEmbedding::cos_sin_blocks(const AngleSet& set, const RotaryRows& rows
 
 namespace {
 
-// The rows [begin, end) of rows (consecutive integer or explicit positions: the same positions).
-RotaryRows rows_part(const RotaryRows& rows, std::int64_t begin, std::int64_t end) {
-  RotaryRows part = rows;
-  part.count = end - begin;
-  part.first_position += static_cast<double>(begin);
-  if (part.positions != nullptr) part.positions += begin;
-  return part;
+// The rows [begin, end) of rows (consecutive integer or explicit positions: the same positions;
+// multimodal: the part's t, h and w rows copied into three, as RotaryRows holds them). False: out
+// of memory.
+bool rows_part(const RotaryRows& rows, std::int64_t begin, std::int64_t end, RotaryRows* part,
+               Buffer<double>* three) {
+  *part = rows;
+  part->count = end - begin;
+  part->first_position += static_cast<double>(begin);
+  if (part->positions != nullptr) part->positions += begin;
+  if (rows.mrope_positions == nullptr) return true;
+  if (!three->resize_for_overwrite(static_cast<std::size_t>(3 * part->count))) return false;
+  for (std::int64_t k = 0; k < 3; ++k) {
+    for (std::int64_t r = 0; r < part->count; ++r)
+      three->data()[k * part->count + r] = rows.mrope_positions[k * rows.count + begin + r];
+  }
+  part->mrope_positions = three->data();
+  return true;
 }
 
 // Whether a call of rows rows of row_floats values each is split between pool's threads, and in
 // how many rows a share at least (64 K values: waking a worker costs tens of microseconds).
-// Multimodal rows and fractional consecutive positions (first + r must stay exact) are not.
+// Fractional consecutive positions (first + r must stay exact) are not.
 std::int64_t split_grain(ThreadPool* pool, const RotaryRows& rows, std::int64_t row_floats) {
-  if (!ThreadPool::kThreaded || pool == nullptr || rows.mrope_positions != nullptr) return 0;
+  if (!ThreadPool::kThreaded || pool == nullptr) return 0;
   if (rows.positions == nullptr && rows.first_position != std::floor(rows.first_position)) return 0;
   const std::int64_t grain =
       std::max<std::int64_t>(1, 65536 / std::max<std::int64_t>(1, row_floats));
@@ -438,13 +448,18 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
     if (const std::int64_t grain = split_grain(pool, rows, 2 * spec_.rotary_dim)) {
       const std::int64_t rd = spec_.rotary_dim;
       auto part = [this, set, rows, cos, sin, a32, half, rd](std::int64_t begin, std::int64_t end) {
-        const RotaryRows p = rows_part(rows, begin, end);
+        RotaryRows p;
+        Buffer<double> three;
+        if (!rows_part(rows, begin, end, &p, &three)) return false;
+        float* c = cos + begin * rd;
+        float* s = sin + begin * rd;
+        if (p.mrope_positions != nullptr)
+          return mrope_rows(*set, p, false, a32, half, rd, nullptr, c, s, nullptr);
         const bool blocks = p.positions == nullptr && set->blocks > 1 &&
                             (p.first_position + static_cast<double>(p.count - 1)) * set->w_max <=
                                 detail::kReduceLimit;
-        return blocks ? cos_sin_blocks(*set, p, cos + begin * rd, sin + begin * rd, a32, half)
-                      : cos_sin_rows(*set, p, false, a32, half, cos + begin * rd, sin + begin * rd,
-                                     nullptr);
+        return blocks ? cos_sin_blocks(*set, p, c, s, a32, half)
+                      : cos_sin_rows(*set, p, false, a32, half, c, s, nullptr);
       };
       return split(pool, rows.count, grain, std::move(temporary), part, pending);
     }
@@ -489,10 +504,15 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, st
           return false;
         ApplyTarget t{x, heads, row_stride, head_stride, rd, spec_.layout, own.data()};
         t.x += begin * row_stride;
+        RotaryRows p;
+        Buffer<double> three;
+        if (!rows_part(rows, begin, end, &p, &three)) return false;
+        if (p.mrope_positions != nullptr)  // the pair values of the half layout, as below
+          return mrope_rows(*set, p, true, 1.0f, true, rd / 2, nullptr, nullptr, nullptr, &t);
         const auto rotate = [&](std::int64_t r, const float* c, const float* s) {
           rotate_row(t, r, c, s);
         };
-        return for_each_row(*set, rows_part(rows, begin, end), true, nullptr, rotate);
+        return for_each_row(*set, p, true, nullptr, rotate);
       };
       return split(pool, rows.count, grain, std::move(temporary), part, pending);
     }

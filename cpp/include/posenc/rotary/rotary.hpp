@@ -112,8 +112,9 @@ class RotaryEmbedding {
   // cos and sin tables of rows.count rows of rotary_dim floats each, HF's layout: half:
   // [w_0 .. w_{n-1}, w_0 .. w_{n-1}] (torch.cat((freqs, freqs))); interleaved: each frequency twice
   // (repeat_interleave). cos_len and sin_len must equal rows.count * rotary_dim.
-  // With a pool of several threads, calls of many rows (integer or explicit positions, not
-  // multimodal) split them between its threads: the same bits as on one.
+  // With a pool of several threads, calls of many rows (integer, explicit or multimodal
+  // positions; not fractional consecutive ones) split them between its threads: the same bits as
+  // on one.
   EncodingError cos_sin(const RotaryRows& rows, float* cos, float* sin, std::size_t cos_len,
                         std::size_t sin_len, RotaryAnchorCache* cache = nullptr,
                         ThreadPool* pool = nullptr, Pending* pending = nullptr) const;
