@@ -2,7 +2,8 @@
 // bench`, or `node bench/run.mjs --only threads`, or `node bench/threads.mjs [--quick]`):
 //   encode into out   100000 x 512 and 8192 x 1024, a reused output array
 //   addTo             8192 x 1024, in place
-//   rot.apply         [4096, 32, 128] in place, and rot.cosSin(32768) into out (shown, not targets)
+//   rot.apply         [4096, 32, 128] in place (float32 and float16), and rot.cosSin(32768) into out
+//                     (shown, not targets)
 //   multimodal cosSin Qwen2-VL's cos and sin at 32768 (t, h, w) positions into out (shown)
 //   a copy between a JS array and shared memory against the same copy between ArrayBuffers (the
 //   threaded build's memory is a SharedArrayBuffer, which V8 copies more slowly: shown)
@@ -53,6 +54,7 @@ export async function benchThreads({ init, log = () => {}, quick = false }) {
       ['encode into out', 8192, 1024],
       ['addTo', 8192, 1024],
       ['rot.apply [L, 32, 128]', 4096, 32 * 128],
+      ['rot.apply float16 [L, 32, 128]', 4096, 32 * 128],
       ['rot.cosSin(L) into out', 32768, 2 * 128],
       ['rot.cosSin(L) multimodal', 32768, 2 * 128],
       ['copy in and out, shared memory', 4096, 32 * 128],
@@ -64,10 +66,14 @@ export async function benchThreads({ init, log = () => {}, quick = false }) {
       if (what.startsWith('rot.apply')) {
         const r1 = one.rotary({ headDim: 128 });
         const rN = many.rotary({ headDim: 128 });
-        const q1 = new Float32Array(n * d).fill(0.5);
-        const qN = new Float32Array(n * d).fill(0.5);
-        if (!sameBits(r1.apply(q1.slice(), { heads: 32 }), rN.apply(qN.slice(), { heads: 32 }))) throw new Error(`${what}: threads changed the bits`);
-        calls = [() => r1.apply(q1, { heads: 32 }), () => rN.apply(qN, { heads: 32 })];
+        // float16: bits in a Uint16Array, widened, rotated and rounded back by the core
+        const half = what.includes('float16');
+        const o = half ? { heads: 32, dtype: 'float16' } : { heads: 32 };
+        const q1 = half ? new Uint16Array(n * d).fill(0x3800) : new Float32Array(n * d).fill(0.5);
+        const qN = q1.slice();
+        const same = (a, b) => (half ? a.every((v, i) => v === b[i]) : sameBits(a, b));
+        if (!same(r1.apply(q1.slice(), o), rN.apply(qN.slice(), o))) throw new Error(`${what}: threads changed the bits`);
+        calls = [() => r1.apply(q1, o), () => rN.apply(qN, o)];
       } else if (what.startsWith('rot.cosSin')) {
         // multimodal: text, then an image of 128 x 128 patches at one time step, then text
         const multimodal = what.endsWith('multimodal');

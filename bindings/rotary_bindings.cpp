@@ -262,6 +262,15 @@ class Rotary : public Errors {
                               static_cast<std::size_t>(q[kOutLen]), &cache_,
                               posenc_bindings::thread_pool(), q[kHeadsFirst] != 0, &pending_));
   }
+  // 16-bit data (dtype 1 float16, 2 bfloat16): each share of the rows widened, rotated and
+  // rounded back on the thread that rotates it.
+  int applyHalfStart(std::uintptr_t request, int dtype) {
+    const double* q = reinterpret_cast<const double*>(request);
+    return keep(rotary_.apply_half(rows_of(q), static_cast<std::int64_t>(q[kHeads]),
+                                   at<std::uint16_t>(q[kOut]), static_cast<std::size_t>(q[kOutLen]),
+                                   static_cast<posenc::HalfFormat>(dtype - 1), &cache_,
+                                   posenc_bindings::thread_pool(), q[kHeadsFirst] != 0, &pending_));
+  }
   int cosSinStart(std::uintptr_t request) {
     const double* q = reinterpret_cast<const double*>(request);
     const std::size_t len = static_cast<std::size_t>(q[kOutLen]);
@@ -457,6 +466,7 @@ EMSCRIPTEN_BINDINGS(posenc_rotary) {
       .function("cosSinHalf", &Rotary::cosSinHalf)
 #ifdef __EMSCRIPTEN_PTHREADS__
       .function("applyStart", &Rotary::applyStart)
+      .function("applyHalfStart", &Rotary::applyHalfStart)
       .function("cosSinStart", &Rotary::cosSinStart)
       .function("finish", &Rotary::finish)
 #endif

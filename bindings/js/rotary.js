@@ -555,7 +555,6 @@ export function attachRotaryApi(api, ctx) {
       const at = (k, n, dataPtr) => dataPtr + k * n * partFloats * (dtype ? 2 : 4);
       // Heads-first chunks hold 8K values a head at least: one slab copy costs about what a
       // 32-head chunk of 64K values does in all (at 64K, 'bhsd' took 2.3x the time of 'shd').
-      // 16-bit data is widened and rounded back around the rotation on the caller's thread.
       runRows(
         fn,
         rows,
@@ -570,7 +569,7 @@ export function attachRotaryApi(api, ctx) {
         (r0, n, dataPtr) => {
           for (let k = 0; k < parts; k++) x.set(view(at(k, n, dataPtr), n * partFloats), from(k, r0));
         },
-        dtype ? null : (ptr) => h.applyStart(ptr),
+        dtype ? (ptr) => h.applyHalfStart(ptr, dtype) : (ptr) => h.applyStart(ptr),
         Math.max(SCRATCH_FLOATS, headsFirst * 8192 * heads),
       );
     }

@@ -1,6 +1,7 @@
 // The worker pool (posenc/parallel/thread_pool.hpp) and the calls that split rows between its
 // threads: every index covered once, chunk boundaries aligned, nesting inline, and every result
 // the same bits as on one thread.
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -329,5 +330,35 @@ TEST_CASE("multimodal RoPE (t, h, w rows) splits with the same bits on 3 threads
     INFO("interleaved " << interleaved);
     REQUIRE(same_bits(c1, c3));
     REQUIRE(same_bits(s1, s3));
+  }
+}
+
+TEST_CASE("RoPE apply_half: each share converts its own rows, the same bits on 3 threads",
+          "[threads]") {
+  ThreadPool pool;
+  REQUIRE(pool.resize(3));
+  RotarySpec spec;
+  spec.head_dim = 64;
+  spec.layout = RotaryLayout::interleaved;
+  RotaryEmbedding rot;
+  REQUIRE(rot.init(spec).ok());
+  const std::int64_t count = 2500, heads = 6;
+  const std::size_t len = static_cast<std::size_t>(count * heads * 64);
+  for (const HalfFormat format : {HalfFormat::float16, HalfFormat::bfloat16}) {
+    for (const bool heads_first : {false, true}) {
+      RotaryRows rows;
+      rows.count = count;
+      rows.first_position = 40;
+      // 16-bit values with room for floats, as apply_half takes them
+      std::vector<float> one(len), many(len);
+      auto* a = reinterpret_cast<std::uint16_t*>(one.data());
+      auto* b = reinterpret_cast<std::uint16_t*>(many.data());
+      for (std::size_t i = 0; i < len; ++i)
+        a[i] = b[i] = static_cast<std::uint16_t>((i % 3 ? 0x3c00 : 0xb800) | (i * 7919) % 1024);
+      REQUIRE(rot.apply_half(rows, heads, a, len, format, nullptr, nullptr, heads_first).ok());
+      REQUIRE(rot.apply_half(rows, heads, b, len, format, nullptr, &pool, heads_first).ok());
+      INFO("bf16 " << (format == HalfFormat::bfloat16) << ", heads first " << heads_first);
+      REQUIRE(std::equal(a, a + len, b));
+    }
   }
 }

@@ -152,7 +152,7 @@ describe('threads: the same bits as one thread', () => {
   // The threaded build pipelines rot.apply and rot.cosSin (bindings/js/rotary.js runRows): chunks of
   // 64K values per share, computed by the workers while the previous chunk is copied out and the
   // next one in. Many chunks each, every row form the JS side sends.
-  test('rot.apply and rot.cosSin in pipelined chunks: the same bits in every form', () => {
+  test('rot.apply (float32 and 16-bit) and rot.cosSin in pipelined chunks: the same bits in every form', () => {
     const length = 6000;
     const dynamic = { headDim: 64, scaling: { type: 'dynamic', factor: 2, originalMaxPositions: 2048 } };
     for (const [options, form] of [
@@ -173,6 +173,12 @@ describe('threads: the same bits as one thread', () => {
         const bhsd = { order: 'bhsd', batch: 2, heads: 4, ...form };
         if (form.positions) bhsd.positions = [form.positions, form.positions];
         sameBits(b.apply(x.slice(), bhsd), a.apply(x.slice(), bhsd), `apply bhsd ${what}`);
+        // 16-bit data: each share widened, rotated and rounded back on its own thread
+        const q = Uint16Array.from({ length: x.length }, (_, i) => (i % 3 ? 0x3c00 : 0xb800) | ((i * 7919) % 1024));
+        for (const dtype of ['float16', 'bfloat16']) {
+          assert.deepEqual(b.apply(q.slice(), { heads: 8, ...form, dtype }), a.apply(q.slice(), { heads: 8, ...form, dtype }), `16-bit apply ${dtype} ${what}`);
+          assert.deepEqual(b.apply(q.slice(), { ...bhsd, dtype }), a.apply(q.slice(), { ...bhsd, dtype }), `16-bit apply bhsd ${dtype} ${what}`);
+        }
         for (const cache of ['hf', 'ort']) {
           const want = a.cosSin(length, { ...form, cache });
           const got = b.cosSin(length, { ...form, cache });
@@ -192,6 +198,8 @@ describe('threads: the same bits as one thread', () => {
     const m2 = two.rotary({ config });
     const three = [0, 1, 2].map((k) => Float64Array.from({ length }, (_, i) => Math.floor(i / (k + 1))));
     sameBits(m2.apply(noise(length * 12 * 128, 4), { heads: 12, positions: three }), m1.apply(noise(length * 12 * 128, 4), { heads: 12, positions: three }), 'mrope apply');
+    const q = Uint16Array.from({ length: length * 12 * 128 }, (_, i) => 0x3c00 | ((i * 7919) % 1024));
+    assert.deepEqual(m2.apply(q.slice(), { heads: 12, positions: three, dtype: 'float16' }), m1.apply(q.slice(), { heads: 12, positions: three, dtype: 'float16' }), 'mrope 16-bit apply');
     const out = (n) => ({ cos: new Float32Array(n), sin: new Float32Array(n) });
     const [o1, o2] = [out(2 * length * 128), out(2 * length * 128)];
     m1.cosSin(length, { offset: [3, 70000], out: o1 });

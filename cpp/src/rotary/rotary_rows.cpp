@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hot_entry.hpp"
+#include "posenc/half.hpp"
 #include "posenc/parallel/thread_pool.hpp"
 #include "rotary/angle_set.hpp"
 #include "sincos/row_copy.hpp"
@@ -531,6 +532,73 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, st
   return mrope_rows(*set, rows, true, 1.0f, true, rd / 2, cache, nullptr, nullptr, &target)
              ? EncodingError{}
              : out_of_memory();
+}
+
+POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply_half(const RotaryRows& rows,
+                                                           std::int64_t heads, std::uint16_t* bits,
+                                                           std::size_t x_len, HalfFormat format,
+                                                           RotaryAnchorCache* cache,
+                                                           ThreadPool* pool, bool heads_first,
+                                                           Pending* pending) const {
+  if (pending != nullptr) pending->pool = nullptr;
+  float* x = reinterpret_cast<float*>(bits);
+  double L = 0;
+  EncodingError e = check_apply(rows, heads, x, x_len, &L);
+  if (!e.ok()) return e;
+  if constexpr (ThreadPool::kThreaded) {
+    const std::int64_t hd = spec_.head_dim, rd = spec_.rotary_dim;
+    const AngleSet* set = nullptr;
+    std::unique_ptr<AngleSet> temporary;
+    e = angle_set_for(L, &set, &temporary);
+    if (!e.ok()) return e;
+    if (const std::int64_t grain = split_grain(pool, rows, heads * hd)) {
+      // Each share: its rows' bits (one run, or each head's run when heads-first) into a buffer,
+      // widened there, rotated, rounded back and copied home. Bits are copied as 32-bit words
+      // (head_dim is even): a memcpy this size would go to JavaScript.
+      auto part = [this, set, rows, bits, heads, hd, rd, format, heads_first](std::int64_t begin,
+                                                                              std::int64_t end) {
+        RotaryRows p;
+        Buffer<double> three;
+        if (!rows_part(rows, begin, end, &p, &three)) return false;
+        const std::int64_t n = end - begin, runs = heads_first ? heads : 1;
+        const std::int64_t run = heads_first ? n * hd : n * heads * hd;
+        Buffer<float> local, own;
+        if (!local.resize_for_overwrite(static_cast<std::size_t>(n * heads * hd)) ||
+            (spec_.layout != RotaryLayout::half && !own.resize(static_cast<std::size_t>(2 * rd))))
+          return false;
+        const auto home = [&](std::int64_t k) {
+          return reinterpret_cast<float*>(heads_first ? bits + (k * rows.count + begin) * hd
+                                                      : bits + begin * heads * hd);
+        };
+        auto* words = reinterpret_cast<std::uint16_t*>(local.data());
+        for (std::int64_t k = 0; k < runs; ++k)
+          detail::copy_floats(reinterpret_cast<float*>(words + k * run), home(k),
+                              static_cast<std::size_t>(run / 2));
+        const auto total = static_cast<std::size_t>(n * heads * hd);
+        from_half_in_place(local.data(), total, format);
+        ApplyTarget t{
+            local.data(), heads,     heads_first ? hd : heads * hd, heads_first ? run : hd, rd,
+            spec_.layout, own.data()};
+        const auto rotate = [&](std::int64_t r, const float* c, const float* s) {
+          rotate_row(t, r, c, s);
+        };
+        if (!(p.mrope_positions != nullptr
+                  ? mrope_rows(*set, p, true, 1.0f, true, rd / 2, nullptr, nullptr, nullptr, &t)
+                  : for_each_row(*set, p, true, nullptr, rotate)))
+          return false;
+        to_half_in_place(local.data(), total, format);
+        for (std::int64_t k = 0; k < runs; ++k)
+          detail::copy_floats(home(k), reinterpret_cast<const float*>(words + k * run),
+                              static_cast<std::size_t>(run / 2));
+        return true;
+      };
+      return split(pool, rows.count, grain, std::move(temporary), part, pending);
+    }
+  }
+  from_half_in_place(bits, x_len, format);
+  e = apply(rows, heads, x, x_len, cache, nullptr, heads_first);
+  to_half_in_place(bits, x_len, format);
+  return e;
 }
 
 }  // namespace posenc

@@ -138,12 +138,22 @@ class RotaryEmbedding {
                       RotaryAnchorCache* cache = nullptr, ThreadPool* pool = nullptr,
                       bool heads_first = false, Pending* pending = nullptr) const;
 
-  // A split cos_sin or apply left running on the pool's workers: given as `pending`, such a call
-  // returns once its arguments are checked and the workers have its rows, and finish(pending)
-  // takes the caller's share of what is left and waits for the rest (the threaded wasm build's
-  // pipelined calls copy the previous chunk meanwhile). A call that is not split is done before it
-  // returns; finish then returns at once. The embedding and the buffers must stay as they are
-  // until finish returns.
+  // apply on 16-bit data in place: bits holds x_len float16 / bfloat16 values in apply's shape,
+  // with room for x_len FLOATS. Each value is widened to float32, rotated as apply rotates it and
+  // rounded back to 16 bits (to nearest, ties to even: the 16-bit value nearest to the float32
+  // rotation). With a pool of several threads, split like apply: each share converts its own rows
+  // in a buffer of its own (the same bits as on one thread).
+  EncodingError apply_half(const RotaryRows& rows, std::int64_t heads, std::uint16_t* bits,
+                           std::size_t x_len, HalfFormat format, RotaryAnchorCache* cache = nullptr,
+                           ThreadPool* pool = nullptr, bool heads_first = false,
+                           Pending* pending = nullptr) const;
+
+  // A split cos_sin, apply or apply_half left running on the pool's workers: given as `pending`,
+  // such a call returns once its arguments are checked and the workers have its rows, and
+  // finish(pending) takes the caller's share of what is left and waits for the rest (the threaded
+  // wasm build's pipelined calls copy the previous chunk meanwhile). A call that is not split is
+  // done before it returns; finish then returns at once. The embedding and the buffers must stay as
+  // they are until finish returns.
   static EncodingError finish(Pending& pending);
 
  private:
