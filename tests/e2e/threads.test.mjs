@@ -137,8 +137,8 @@ describe('cross-origin isolated page (the headers of Vite\'s dev and preview ser
 
     const rows = await page.locator('#speed-threads-table tbody tr').evaluateAll((trs) =>
       trs.map((tr) => ({ ...tr.dataset, cells: [...tr.children].map((td) => td.textContent) })));
-    assert.deepEqual(rows.map((r) => r.kind), ['encode', 'addTo']);
-    assert.deepEqual(rows.map((r) => r.cells[0]), ['encode 100000 x 512 into out', 'addTo 8192 x 1024']);
+    assert.deepEqual(rows.map((r) => r.kind), ['encode', 'addTo', 'rope', 'rope-f16']);
+    assert.deepEqual(rows.map((r) => r.cells[0]), ['encode 100000 x 512 into out', 'addTo 8192 x 1024', 'rot.apply [2048, 32, 128]', 'rot.apply [2048, 32, 128] float16']);
     for (const r of rows) {
       const [task, ms1, msN, ratio, speedup] = r.cells;
       console.log(`  ${task.padEnd(30)} 1 thread ${ms1.padStart(7)} ms   ${r.threads} threads ${msN.padStart(7)} ms   ${ratio} (${speedup}), ${r.runs} runs each`);

@@ -81,7 +81,8 @@ function bitsHash(a) {
 }
 
 /** 1 thread against `threads` on each [kind, L, D] of `cases` ('encode' into a reused out,
- * 'addTo' in place). Each result is first checked to be the same bits on both instances. */
+ * 'addTo' in place, 'rope' / 'rope-f16': rot.apply in place on [L, 32, 128] float32 / float16
+ * queries). Each result is first checked to be the same bits on both instances. */
 async function compareThreads({ threads, cases, budgetMs = 600 }) {
   const one = await init({ simd: true });
   const many = await init({ threads });
@@ -106,6 +107,22 @@ async function compareThreads({ threads, cases, budgetMs = 600 }) {
         sameBits = bitsHash(many.addTo(x, dim)) === first;
         // each run adds the encoding once more (scale 1): the values stay bounded
         calls = [() => one.addTo(x, dim), () => many.addTo(x, dim)];
+      } else if (kind === 'rope' || kind === 'rope-f16') {
+        // queries [length, 32, 128] rotated in place (float16: bits in a Uint16Array)
+        const half = kind === 'rope-f16';
+        const options = half ? { heads: 32, dtype: 'float16' } : { heads: 32 };
+        const [r1, rN] = [one, many].map((pe) => pe.rotary({ headDim: 128 }));
+        const source = half ? new Uint16Array(length * dim) : new Float32Array(length * dim);
+        for (let i = 0; i < source.length; i++) {
+          const v = ((Math.imul(i, 2654435761) >>> 0) % 2001) / 1000 - 1;
+          source[i] = half ? 0x3800 | (i & 1023) : v;
+        }
+        const q1 = source.slice();
+        const qN = source.slice();
+        const bits = (a) => bitsHash(half ? new Float32Array(a.buffer, a.byteOffset, a.length / 2) : a);
+        sameBits = bits(r1.apply(q1, options)) === bits(rN.apply(qN, options));
+        // each run rotates the same arrays again: a rotation keeps their values bounded
+        calls = [() => r1.apply(q1, options), () => rN.apply(qN, options)];
       } else {
         throw new RangeError(`unknown task '${kind}'`);
       }

@@ -18,11 +18,21 @@ export const ROPE_SHAPES = [
   [2048, 8, 64],
 ];
 
-/** The 1-against-N tasks: [kind, L, D], the big tables of bench/threads.mjs. */
+/** The 1-against-N tasks: [kind, L, D] of bench/threads.mjs: the big tables, and RoPE in place on
+ * [L, 32, 128] queries in float32 (bound by copying them in and out) and float16 (by converting). */
 export const THREAD_CASES = [
   ['encode', 100000, 512],
   ['addTo', 8192, 1024],
+  ['rope', 2048, 32 * 128],
+  ['rope-f16', 2048, 32 * 128],
 ];
+
+/** A threads row's task, as the table shows it. */
+export function threadTask(kind, length, dim) {
+  if (kind === 'encode') return `encode ${length} x ${dim} into out`;
+  if (kind === 'addTo') return `addTo ${length} x ${dim}`;
+  return `rot.apply [${length}, 32, 128]${kind === 'rope-f16' ? ' float16' : ''}`;
+}
 
 export function setupSpeed(pe) {
   // one benchmark at a time: two at once would time each other
@@ -181,9 +191,7 @@ function setupThreadsComparison(pe, canThreads, setBusy) {
       } else if (data.type === 'threads-result') {
         const r = data.row;
         status.textContent = `running ${data.done} / ${data.total} (1 thread against ${r.threads})`;
-        const task = r.kind === 'encode'
-          ? `encode ${r.length} x ${r.dim} into out`
-          : `addTo ${r.length} x ${r.dim}`;
+        const task = threadTask(r.kind, r.length, r.dim);
         tbody.append(
           el('tr', { 'data-kind': r.kind, 'data-threads': String(r.threads), 'data-same-bits': String(r.sameBits), 'data-runs': String(r.runs) },
             el('td', { text: task }),
