@@ -318,7 +318,7 @@ export function attachRotaryApi(api, ctx) {
       const rowsOfPositions = rows.mrope ? 3 : rows.positions ? 1 : 0;
       const positionBytes = rowsOfPositions * chunkRows * 8;
       const region = dataBytes + positionBytes + Module.ROTARY_ROWS_FIELDS * 8;
-      const base = scratch(fn, (start ? 2 : 1) * region);
+      const base = scratch(fn, (start && rows.count > chunkRows ? 2 : 1) * region);
       const record = new Float64Array(Module.ROTARY_ROWS_FIELDS);
       record[ROWS.sequenceLength] = rows.sequenceLength;
       // Writes chunk [r0, r0 + n) into region k; returns its record's address.

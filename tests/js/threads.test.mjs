@@ -189,25 +189,56 @@ describe('threads: the same bits as one thread', () => {
       }
       a.dispose();
     }
-    // Multimodal positions (not split by the core) and per-sequence offsets into caller buffers.
+    // Multimodal (t, h, w) positions, split by the core too, and per-sequence offsets into caller
+    // buffers.
     const config = {
       model_type: 'qwen2_vl', hidden_size: 1536, num_attention_heads: 12, rope_theta: 1000000,
       rope_scaling: { type: 'mrope', mrope_section: [16, 24, 24] },
     };
     const m1 = one.rotary({ config });
-    const m2 = two.rotary({ config });
     const three = [0, 1, 2].map((k) => Float64Array.from({ length }, (_, i) => Math.floor(i / (k + 1))));
-    sameBits(m2.apply(noise(length * 12 * 128, 4), { heads: 12, positions: three }), m1.apply(noise(length * 12 * 128, 4), { heads: 12, positions: three }), 'mrope apply');
+    const x = noise(length * 12 * 128, 4);
     const q = Uint16Array.from({ length: length * 12 * 128 }, (_, i) => 0x3c00 | ((i * 7919) % 1024));
-    assert.deepEqual(m2.apply(q.slice(), { heads: 12, positions: three, dtype: 'float16' }), m1.apply(q.slice(), { heads: 12, positions: three, dtype: 'float16' }), 'mrope 16-bit apply');
     const out = (n) => ({ cos: new Float32Array(n), sin: new Float32Array(n) });
-    const [o1, o2] = [out(2 * length * 128), out(2 * length * 128)];
+    const o1 = out(2 * length * 128);
     m1.cosSin(length, { offset: [3, 70000], out: o1 });
-    m2.cosSin(length, { offset: [3, 70000], out: o2 });
-    sameBits(o2.cos, o1.cos, 'per-sequence offsets cos');
-    sameBits(o2.sin, o1.sin, 'per-sequence offsets sin');
+    for (const pe of [two, four]) {
+      const m = pe.rotary({ config });
+      sameBits(m.apply(x.slice(), { heads: 12, positions: three }), m1.apply(x.slice(), { heads: 12, positions: three }), 'mrope apply');
+      const bhsd = { order: 'bhsd', batch: 1, heads: 12, positions: [three] };
+      sameBits(m.apply(x.slice(), bhsd), m1.apply(x.slice(), bhsd), 'mrope apply bhsd');
+      assert.deepEqual(m.apply(q.slice(), { heads: 12, positions: three, dtype: 'float16' }), m1.apply(q.slice(), { heads: 12, positions: three, dtype: 'float16' }), 'mrope 16-bit apply');
+      for (const cache of ['hf', 'ort']) {
+        const want = m1.cosSin(length, { positions: three, cache });
+        const got = m.cosSin(length, { positions: three, cache });
+        sameBits(got.cos, want.cos, `mrope cosSin cos ${cache}`);
+        sameBits(got.sin, want.sin, `mrope cosSin sin ${cache}`);
+      }
+      const o = out(2 * length * 128);
+      m.cosSin(length, { offset: [3, 70000], out: o });
+      sameBits(o.cos, o1.cos, 'per-sequence offsets cos');
+      sameBits(o.sin, o1.sin, 'per-sequence offsets sin');
+      m.dispose();
+    }
     m1.dispose();
-    m2.dispose();
+    // An odd head dim (its last channel does not rotate), NaNs with payloads there and elsewhere:
+    // the 16-bit rotation gives one thread's bits (each value through float32 and back).
+    // (5001 rows: shares with an odd number of rows, so odd runs of 16-bit values)
+    const odd = { headDim: 65, rotaryDim: 64 };
+    const rows = 5001;
+    const a = one.rotary(odd);
+    const nan = Uint16Array.from({ length: rows * 3 * 65 }, (_, i) => (i % 65 === 64 || i % 7 === 0 ? 0x7c01 : 0x3c00 | ((i * 7919) % 1024)));
+    for (const pe of [two, four]) {
+      const b = pe.rotary(odd);
+      for (const order of [{ heads: 3 }, { order: 'bhsd', batch: 1, heads: 3 }]) {
+        for (const dtype of ['float16', 'bfloat16']) {
+          assert.deepEqual(b.apply(nan.slice(), { ...order, dtype }), a.apply(nan.slice(), { ...order, dtype }), `odd head dim ${dtype} ${JSON.stringify(order)}`);
+        }
+        sameBits(b.apply(noise(rows * 3 * 65, 9), order), a.apply(noise(rows * 3 * 65, 9), order), `odd head dim float32 ${JSON.stringify(order)}`);
+      }
+      b.dispose();
+    }
+    a.dispose();
   });
 
   test('the layer and the model split their products and softmax rows with the same bits', () => {

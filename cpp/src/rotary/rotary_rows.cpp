@@ -383,11 +383,19 @@ bool rows_part(const RotaryRows& rows, std::int64_t begin, std::int64_t end, Rot
 // how many rows a share at least (64 K values: waking a worker costs tens of microseconds).
 // Fractional consecutive positions (first + r must stay exact) are not.
 std::int64_t split_grain(ThreadPool* pool, const RotaryRows& rows, std::int64_t row_floats) {
-  if (!ThreadPool::kThreaded || pool == nullptr) return 0;
+  if (!ThreadPool::kThreaded || pool == nullptr || pool->threads() < 2) return 0;
   if (rows.positions == nullptr && rows.first_position != std::floor(rows.first_position)) return 0;
   const std::int64_t grain =
       std::max<std::int64_t>(1, 65536 / std::max<std::int64_t>(1, row_floats));
   return rows.count >= 2 * grain ? grain : 0;
+}
+
+// A job a caller left running on pending is finished before the next call starts (the bindings
+// always finish theirs; nothing is split in the single-threaded builds).
+void settle(RotaryEmbedding::Pending* pending) {
+  if constexpr (ThreadPool::kThreaded) {
+    if (pending != nullptr) RotaryEmbedding::finish(*pending);
+  }
 }
 
 void run_pending(void* context, std::int64_t begin, std::int64_t end) {
@@ -398,7 +406,9 @@ void run_pending(void* context, std::int64_t begin, std::int64_t end) {
 }  // namespace
 
 RotaryEmbedding::Pending::Pending() = default;
-RotaryEmbedding::Pending::~Pending() = default;
+RotaryEmbedding::Pending::~Pending() {
+  if (pool != nullptr) pool->finish();  // a job still running ends before its context does
+}
 
 EncodingError RotaryEmbedding::split(ThreadPool* pool, std::int64_t count, std::int64_t grain,
                                      std::unique_ptr<AngleSet> temporary,
@@ -433,7 +443,7 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
                                                         std::size_t sin_len,
                                                         RotaryAnchorCache* cache, ThreadPool* pool,
                                                         Pending* pending) const {
-  if (pending != nullptr) pending->pool = nullptr;
+  settle(pending);
   double L = 0;
   EncodingError e = check_cos_sin(rows, cos, sin, cos_len, sin_len, &L);
   if (!e.ok()) return e;
@@ -485,7 +495,7 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, st
                                                       float* x, std::size_t x_len,
                                                       RotaryAnchorCache* cache, ThreadPool* pool,
                                                       bool heads_first, Pending* pending) const {
-  if (pending != nullptr) pending->pool = nullptr;
+  settle(pending);
   double L = 0;
   EncodingError e = check_apply(rows, heads, x, x_len, &L);
   if (!e.ok()) return e;
@@ -540,21 +550,22 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply_half(const RotaryRows& row
                                                            RotaryAnchorCache* cache,
                                                            ThreadPool* pool, bool heads_first,
                                                            Pending* pending) const {
-  if (pending != nullptr) pending->pool = nullptr;
+  settle(pending);
   float* x = reinterpret_cast<float*>(bits);
   double L = 0;
   EncodingError e = check_apply(rows, heads, x, x_len, &L);
   if (!e.ok()) return e;
   if constexpr (ThreadPool::kThreaded) {
     const std::int64_t hd = spec_.head_dim, rd = spec_.rotary_dim;
-    const AngleSet* set = nullptr;
-    std::unique_ptr<AngleSet> temporary;
-    e = angle_set_for(L, &set, &temporary);
-    if (!e.ok()) return e;
-    if (const std::int64_t grain = split_grain(pool, rows, heads * hd)) {
+    // An odd head_dim stays on one thread: the shares' runs of bits are copied as 32-bit words.
+    if (const std::int64_t grain = hd % 2 == 0 ? split_grain(pool, rows, heads * hd) : 0) {
+      const AngleSet* set = nullptr;
+      std::unique_ptr<AngleSet> temporary;
+      e = angle_set_for(L, &set, &temporary);
+      if (!e.ok()) return e;
       // Each share: its rows' bits (one run, or each head's run when heads-first) into a buffer,
-      // widened there, rotated, rounded back and copied home. Bits are copied as 32-bit words
-      // (head_dim is even): a memcpy this size would go to JavaScript.
+      // widened there, rotated, rounded back and copied home, as 32-bit words (a memcpy this size
+      // would go to JavaScript).
       auto part = [this, set, rows, bits, heads, hd, rd, format, heads_first](std::int64_t begin,
                                                                               std::int64_t end) {
         RotaryRows p;
