@@ -225,57 +225,26 @@ class Rotary : public Errors {
     return 0;
   }
 
-  int apply(std::uintptr_t request) {
-    const double* q = reinterpret_cast<const double*>(request);
-    const posenc::RotaryRows rows = rows_of(q);
-    return keep(rotary_.apply(rows, static_cast<std::int64_t>(q[kHeads]), at<float>(q[kOut]),
-                              static_cast<std::size_t>(q[kOutLen]), &cache_,
-                              posenc_bindings::thread_pool(), q[kHeadsFirst] != 0));
-  }
-
-  // apply on 16-bit data (dtype 1 float16, 2 bfloat16): the bits at q[kOut] widened to float32 in
-  // place, rotated, rounded back to 16 bits in place.
+  int apply(std::uintptr_t request) { return apply_rows(request, nullptr); }
+  // apply on 16-bit data (dtype 1 float16, 2 bfloat16): the bits at q[kOut] widened to float32,
+  // rotated, rounded back to 16 bits in place (RotaryEmbedding::apply_half).
   int applyHalf(std::uintptr_t request, int dtype) {
-    const double* q = reinterpret_cast<const double*>(request);
-    const auto format = static_cast<posenc::HalfFormat>(dtype - 1);
-    const auto len = static_cast<std::size_t>(q[kOutLen]);
-    posenc::from_half_in_place(at<float>(q[kOut]), len, format);
-    const int status = apply(request);
-    posenc::to_half_in_place(at<float>(q[kOut]), len, format);
-    return status;
+    return apply_half_rows(request, dtype, nullptr);
   }
-
-  int cosSin(std::uintptr_t request) {
-    const double* q = reinterpret_cast<const double*>(request);
-    const posenc::RotaryRows rows = rows_of(q);
-    const std::size_t len = static_cast<std::size_t>(q[kOutLen]);
-    return keep(rotary_.cos_sin(rows, at<float>(q[kOut]), at<float>(q[kOut2]), len, len, &cache_,
-                                posenc_bindings::thread_pool()));
-  }
+  int cosSin(std::uintptr_t request) { return cos_sin_rows(request, nullptr); }
 #ifdef __EMSCRIPTEN_PTHREADS__
   // The threaded build's pipelined apply / cosSin (bindings/js/rotary.js): the call is checked and
   // left running on the pool's workers, which compute it while the JS side copies the previous
-  // chunk out and the next one in; finish() takes the caller's share, waits and returns its code.
+  // chunk out and the next one in (16-bit data: each share widened, rotated and rounded back on
+  // the thread that rotates it); finish() takes the caller's share, waits and returns its code.
   int applyStart(std::uintptr_t request) {
-    const double* q = reinterpret_cast<const double*>(request);
-    return keep(rotary_.apply(rows_of(q), static_cast<std::int64_t>(q[kHeads]), at<float>(q[kOut]),
-                              static_cast<std::size_t>(q[kOutLen]), &cache_,
-                              posenc_bindings::thread_pool(), q[kHeadsFirst] != 0, &pending_));
+    return apply_rows(request, &pending_);
   }
-  // 16-bit data (dtype 1 float16, 2 bfloat16): each share of the rows widened, rotated and
-  // rounded back on the thread that rotates it.
   int applyHalfStart(std::uintptr_t request, int dtype) {
-    const double* q = reinterpret_cast<const double*>(request);
-    return keep(rotary_.apply_half(rows_of(q), static_cast<std::int64_t>(q[kHeads]),
-                                   at<std::uint16_t>(q[kOut]), static_cast<std::size_t>(q[kOutLen]),
-                                   static_cast<posenc::HalfFormat>(dtype - 1), &cache_,
-                                   posenc_bindings::thread_pool(), q[kHeadsFirst] != 0, &pending_));
+    return apply_half_rows(request, dtype, &pending_);
   }
   int cosSinStart(std::uintptr_t request) {
-    const double* q = reinterpret_cast<const double*>(request);
-    const std::size_t len = static_cast<std::size_t>(q[kOutLen]);
-    return keep(rotary_.cos_sin(rows_of(q), at<float>(q[kOut]), at<float>(q[kOut2]), len, len,
-                                &cache_, posenc_bindings::thread_pool(), &pending_));
+    return cos_sin_rows(request, &pending_);
   }
   int finish() {
     return keep(posenc::RotaryEmbedding::finish(pending_));
@@ -293,6 +262,27 @@ class Rotary : public Errors {
   }
 
  private:
+  int apply_rows(std::uintptr_t request, posenc::RotaryEmbedding::Pending* pending) {
+    const double* q = reinterpret_cast<const double*>(request);
+    return keep(rotary_.apply(rows_of(q), static_cast<std::int64_t>(q[kHeads]), at<float>(q[kOut]),
+                              static_cast<std::size_t>(q[kOutLen]), &cache_,
+                              posenc_bindings::thread_pool(), q[kHeadsFirst] != 0, pending));
+  }
+  int apply_half_rows(std::uintptr_t request, int dtype,
+                      posenc::RotaryEmbedding::Pending* pending) {
+    const double* q = reinterpret_cast<const double*>(request);
+    return keep(rotary_.apply_half(rows_of(q), static_cast<std::int64_t>(q[kHeads]),
+                                   at<std::uint16_t>(q[kOut]), static_cast<std::size_t>(q[kOutLen]),
+                                   static_cast<posenc::HalfFormat>(dtype - 1), &cache_,
+                                   posenc_bindings::thread_pool(), q[kHeadsFirst] != 0, pending));
+  }
+  int cos_sin_rows(std::uintptr_t request, posenc::RotaryEmbedding::Pending* pending) {
+    const double* q = reinterpret_cast<const double*>(request);
+    const std::size_t len = static_cast<std::size_t>(q[kOutLen]);
+    return keep(rotary_.cos_sin(rows_of(q), at<float>(q[kOut]), at<float>(q[kOut2]), len, len,
+                                &cache_, posenc_bindings::thread_pool(), pending));
+  }
+
   static posenc::RotaryRows rows_of(const double* q) {
     posenc::RotaryRows rows;
     rows.count = static_cast<std::int64_t>(q[kCount]);

@@ -173,6 +173,15 @@ TEST_CASE("the encoder layer gives the same bits with 1 and 3 threads", "[thread
 
 namespace {
 
+// n values uniform in [-1, 1) from rng.
+std::vector<float> random_floats(std::size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> value(-1, 1);
+  std::vector<float> x(n);
+  for (float& v : x)
+    v = value(rng);
+  return x;
+}
+
 // [count, heads, hd] <-> [heads, count, hd].
 std::vector<float> swap_rows_heads(const std::vector<float>& x, std::int64_t count,
                                    std::int64_t heads, std::int64_t hd) {
@@ -217,10 +226,7 @@ TEST_CASE("RoPE apply and cos_sin give the same bits with 1 and 3 threads", "[th
       cases[2].positions = positions.data();
       for (const RotaryRows& rows : cases) {
         const std::size_t len = static_cast<std::size_t>(count * heads * 128);
-        std::vector<float> x(len);
-        std::uniform_real_distribution<float> value(-1, 1);
-        for (float& v : x)
-          v = value(rng);
+        const std::vector<float> x = random_floats(len, rng);
         std::vector<float> one = x, many = x;
         REQUIRE(rot.apply(rows, heads, one.data(), len).ok());
         REQUIRE(rot.apply(rows, heads, many.data(), len, nullptr, &pool).ok());
@@ -258,7 +264,6 @@ TEST_CASE("RoPE apply and cos_sin left pending: the same bits once finished", "[
   REQUIRE(rot.init(spec).ok());
   const std::int64_t heads = 8;
   std::mt19937 rng(11);
-  std::uniform_real_distribution<float> value(-1, 1);
   RotaryEmbedding::Pending pending;
   REQUIRE(RotaryEmbedding::finish(pending).ok());  // nothing running: returns at once
   for (const std::int64_t count : {std::int64_t{4000}, std::int64_t{3}}) {  // split, and not
@@ -266,9 +271,7 @@ TEST_CASE("RoPE apply and cos_sin left pending: the same bits once finished", "[
     rows.count = count;
     rows.first_position = 500;
     const std::size_t len = static_cast<std::size_t>(count * heads * 64);
-    std::vector<float> x(len);
-    for (float& v : x)
-      v = value(rng);
+    const std::vector<float> x = random_floats(len, rng);
     std::vector<float> one = x, started = x;
     REQUIRE(rot.apply(rows, heads, one.data(), len).ok());
     REQUIRE(rot.apply(rows, heads, started.data(), len, nullptr, &pool, false, &pending).ok());
@@ -311,11 +314,8 @@ TEST_CASE("multimodal RoPE (t, h, w rows) splits with the same bits on 3 threads
     rows.count = count;
     rows.mrope_positions = three.data();
     std::mt19937 rng(5);
-    std::uniform_real_distribution<float> value(-1, 1);
     const std::size_t len = static_cast<std::size_t>(count * heads * 128);
-    std::vector<float> x(len);
-    for (float& v : x)
-      v = value(rng);
+    const std::vector<float> x = random_floats(len, rng);
     std::vector<float> one = x, many = x;
     REQUIRE(rot.apply(rows, heads, one.data(), len).ok());
     REQUIRE(rot.apply(rows, heads, many.data(), len, nullptr, &pool).ok());

@@ -499,7 +499,7 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, st
   double L = 0;
   EncodingError e = check_apply(rows, heads, x, x_len, &L);
   if (!e.ok()) return e;
-  const std::int64_t hd = spec_.head_dim, rd = spec_.rotary_dim;
+  const std::int64_t hd = spec_.head_dim;
   const std::int64_t row_stride = heads_first ? hd : heads * hd;
   const std::int64_t head_stride = heads_first ? rows.count * hd : hd;
   const AngleSet* set = nullptr;
@@ -508,40 +508,36 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, st
   if (!e.ok()) return e;
   if constexpr (ThreadPool::kThreaded) {
     if (const std::int64_t grain = split_grain(pool, rows, heads * hd)) {
-      auto part = [this, set, rows, x, heads, row_stride, head_stride, rd](std::int64_t begin,
-                                                                           std::int64_t end) {
-        Buffer<float> own;  // each thread's pair table
-        if (spec_.layout != RotaryLayout::half && !own.resize(static_cast<std::size_t>(2 * rd)))
-          return false;
-        ApplyTarget t{x, heads, row_stride, head_stride, rd, spec_.layout, own.data()};
-        t.x += begin * row_stride;
+      auto part = [this, set, rows, x, heads, row_stride, head_stride](std::int64_t begin,
+                                                                       std::int64_t end) {
         RotaryRows p;
         Buffer<double> three;
-        if (!rows_part(rows, begin, end, &p, &three)) return false;
-        if (p.mrope_positions != nullptr)  // the pair values of the half layout, as below
-          return mrope_rows(*set, p, true, 1.0f, true, rd / 2, nullptr, nullptr, nullptr, &t);
-        const auto rotate = [&](std::int64_t r, const float* c, const float* s) {
-          rotate_row(t, r, c, s);
-        };
-        return for_each_row(*set, p, true, nullptr, rotate);
+        return rows_part(rows, begin, end, &p, &three) &&
+               rotate_rows(*set, p, x + begin * row_stride, heads, row_stride, head_stride,
+                           nullptr);
       };
       return split(pool, rows.count, grain, std::move(temporary), part, pending);
     }
   }
+  return rotate_rows(*set, rows, x, heads, row_stride, head_stride, cache) ? EncodingError{}
+                                                                           : out_of_memory();
+}
+
+bool RotaryEmbedding::rotate_rows(const AngleSet& set, const RotaryRows& rows, float* x,
+                                  std::int64_t heads, std::int64_t row_stride,
+                                  std::int64_t head_stride, RotaryAnchorCache* cache) const {
+  const std::int64_t rd = spec_.rotary_dim;
   Buffer<float> pairs;  // interleaved: each cosine twice, (-sin, sin); deinterleave: one head
   if (spec_.layout != RotaryLayout::half && !pairs.resize(static_cast<std::size_t>(2 * rd)))
-    return out_of_memory();
+    return false;
   const ApplyTarget target{x, heads, row_stride, head_stride, rd, spec_.layout, pairs.data()};
   const auto rotate = [&](std::int64_t r, const float* c, const float* s) {
     rotate_row(target, r, c, s);
   };
-  if (rows.mrope_positions == nullptr)
-    return for_each_row(*set, rows, true, cache, rotate) ? EncodingError{} : out_of_memory();
+  if (rows.mrope_positions == nullptr) return for_each_row(set, rows, true, cache, rotate);
   // Multimodal: apply's values (A in float64 before rounding) of the three position rows, row by
   // row in the half layout's rd / 2 pair values.
-  return mrope_rows(*set, rows, true, 1.0f, true, rd / 2, cache, nullptr, nullptr, &target)
-             ? EncodingError{}
-             : out_of_memory();
+  return mrope_rows(set, rows, true, 1.0f, true, rd / 2, cache, nullptr, nullptr, &target);
 }
 
 POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply_half(const RotaryRows& rows,
@@ -556,7 +552,7 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply_half(const RotaryRows& row
   EncodingError e = check_apply(rows, heads, x, x_len, &L);
   if (!e.ok()) return e;
   if constexpr (ThreadPool::kThreaded) {
-    const std::int64_t hd = spec_.head_dim, rd = spec_.rotary_dim;
+    const std::int64_t hd = spec_.head_dim;
     // An odd head_dim stays on one thread: the shares' runs of bits are copied as 32-bit words.
     if (const std::int64_t grain = hd % 2 == 0 ? split_grain(pool, rows, heads * hd) : 0) {
       const AngleSet* set = nullptr;
@@ -566,17 +562,15 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply_half(const RotaryRows& row
       // Each share: its rows' bits (one run, or each head's run when heads-first) into a buffer,
       // widened there, rotated, rounded back and copied home, as 32-bit words (a memcpy this size
       // would go to JavaScript).
-      auto part = [this, set, rows, bits, heads, hd, rd, format, heads_first](std::int64_t begin,
-                                                                              std::int64_t end) {
+      auto part = [this, set, rows, bits, heads, hd, format, heads_first](std::int64_t begin,
+                                                                          std::int64_t end) {
         RotaryRows p;
         Buffer<double> three;
         if (!rows_part(rows, begin, end, &p, &three)) return false;
         const std::int64_t n = end - begin, runs = heads_first ? heads : 1;
         const std::int64_t run = heads_first ? n * hd : n * heads * hd;
-        Buffer<float> local, own;
-        if (!local.resize_for_overwrite(static_cast<std::size_t>(n * heads * hd)) ||
-            (spec_.layout != RotaryLayout::half && !own.resize(static_cast<std::size_t>(2 * rd))))
-          return false;
+        Buffer<float> local;
+        if (!local.resize_for_overwrite(static_cast<std::size_t>(n * heads * hd))) return false;
         const auto home = [&](std::int64_t k) {
           return reinterpret_cast<float*>(heads_first ? bits + (k * rows.count + begin) * hd
                                                       : bits + begin * heads * hd);
@@ -587,15 +581,8 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply_half(const RotaryRows& row
                               static_cast<std::size_t>(run / 2));
         const auto total = static_cast<std::size_t>(n * heads * hd);
         from_half_in_place(local.data(), total, format);
-        ApplyTarget t{
-            local.data(), heads,     heads_first ? hd : heads * hd, heads_first ? run : hd, rd,
-            spec_.layout, own.data()};
-        const auto rotate = [&](std::int64_t r, const float* c, const float* s) {
-          rotate_row(t, r, c, s);
-        };
-        if (!(p.mrope_positions != nullptr
-                  ? mrope_rows(*set, p, true, 1.0f, true, rd / 2, nullptr, nullptr, nullptr, &t)
-                  : for_each_row(*set, p, true, nullptr, rotate)))
+        if (!rotate_rows(*set, p, local.data(), heads, heads_first ? hd : heads * hd,
+                         heads_first ? run : hd, nullptr))
           return false;
         to_half_in_place(local.data(), total, format);
         for (std::int64_t k = 0; k < runs; ++k)

@@ -191,6 +191,12 @@ class RotaryEmbedding {
   bool mrope_rows(const AngleSet& set, const RotaryRows& rows, bool for_apply, float a32, bool half,
                   std::int64_t columns, RotaryAnchorCache* cache, float* cos, float* sin,
                   const rotary_detail::ApplyTarget* target) const;
+  // apply's rotation of rows into x (row r at r * row_stride, head h at h * head_stride): each
+  // row's values from for_each_row, or from mrope_rows for a multimodal spec's three position rows.
+  // False: out of memory.
+  bool rotate_rows(const AngleSet& set, const RotaryRows& rows, float* x, std::int64_t heads,
+                   std::int64_t row_stride, std::int64_t head_stride,
+                   RotaryAnchorCache* cache) const;
   // Calls row_fn(r, cos, sin) with each row's float32 values (times A when for_apply); when
   // direct_s / direct_c are given, the values are written there (row r at r * direct_stride, np
   // floats: the caller's rows must be that wide).
