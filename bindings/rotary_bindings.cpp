@@ -226,8 +226,9 @@ class Rotary : public Errors {
   }
 
   int apply(std::uintptr_t request) { return apply_rows(request, nullptr); }
-  // apply on 16-bit data (dtype 1 float16, 2 bfloat16): the bits at q[kOut] widened to float32,
-  // rotated, rounded back to 16 bits in place (RotaryEmbedding::apply_half).
+  // apply on 16-bit data (dtype 1 float16, 2 bfloat16): the rotated channels of the bits at
+  // q[kOut] widened to float32, rotated, rounded back to 16 bits in place
+  // (RotaryEmbedding::apply_half).
   int applyHalf(std::uintptr_t request, int dtype) {
     return apply_half_rows(request, dtype, nullptr);
   }

@@ -473,8 +473,8 @@ export function attachRotaryApi(api, ctx) {
       const order = o.order === undefined ? 0 : checkEnum(fn, 'order', o.order, ORDERS);
       let x = input;
       let dims;
-      // 16-bit data (dtype, or a Float16Array): the core widens each chunk to float32, rotates it and
-      // rounds it back (the 16-bit value nearest to the float32 result).
+      // 16-bit data (dtype, or a Float16Array): the core widens each row's rotated channels to
+      // float32, rotates them and rounds them back (the 16-bit value nearest to the float32 result).
       const half = (name, v) => {
         const dtype = halfInput(fn, name, v, o.dtype);
         return dtype ? [dtype, halfBits(fn, name, v, dtype)] : [0, checkFloat32Array(fn, name, v)];
@@ -517,7 +517,7 @@ export function attachRotaryApi(api, ctx) {
      * sequence's rows (offset or positions).
      */
     // x: float32 values, or with dtype (1 float16, 2 bfloat16) their 16-bit bits, which the core
-    // widens in place, rotates and rounds back (Rotary::applyHalf). headsFirst ('bhsd'): a chunk of
+    // widens a row at a time, rotates and rounds back (Rotary::applyHalf). headsFirst ('bhsd'): a chunk of
     // rows goes in as each head's block of them, [heads, n, headDim], which the core rotates by
     // each row's values once for all heads.
     function rotateRows(fn, h, x, heads, o, dtype, headsFirst) {

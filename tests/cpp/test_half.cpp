@@ -245,22 +245,28 @@ TEST_CASE("encode_half: the 16-bit value nearest to the exact one, by the quad o
   CHECK(oracle_ties == 0);
 }
 
-TEST_CASE("from_half_in_place: every float16 and bf16 pattern widens to its exact float32",
-          "[half]") {
-  // All 65536 patterns in one buffer, converted in place at every start offset 0..7 (so each
-  // pattern meets every lane of the SIMD groups and the scalar tail); each result against the
-  // value computed from the fields (float16: m 2^(e - 25) with the implicit bit, subnormals m
-  // 2^-24; infinities and NaNs keep their payload bits).
+TEST_CASE("from_half: every float16 and bf16 pattern widens to its exact float32", "[half]") {
+  // All 65536 patterns in one buffer, converted in place and into another buffer at every start
+  // offset 0..7 (so each pattern meets every lane of the SIMD groups and the scalar tail); each
+  // result against the value computed from the fields (float16: m 2^(e - 25) with the implicit
+  // bit, subnormals m 2^-24; infinities and NaNs keep their payload bits).
   for (HalfFormat format : {HalfFormat::float16, HalfFormat::bfloat16}) {
-    for (std::uint32_t offset = 0; offset < 8; ++offset) {
-      const std::size_t n = 65536 + offset;
+    for (std::uint32_t offset = 0; offset < 16; ++offset) {
+      const bool in_place = offset < 8;
+      const std::size_t n = 65536 + offset % 8;
       std::vector<std::uint32_t> buf(n);  // room for n floats; the bits in the first n uint16
-      auto* bits = reinterpret_cast<std::uint16_t*>(buf.data());
+      std::vector<std::uint16_t> source(n);
       for (std::size_t i = 0; i < n; ++i)
-        bits[i] = static_cast<std::uint16_t>((i + 65536 - offset) & 0xffff);
-      posenc::from_half_in_place(buf.data(), n, format);
+        source[i] = static_cast<std::uint16_t>((i + 65536 - offset % 8) & 0xffff);
+      auto* out = reinterpret_cast<float*>(buf.data());
+      if (in_place) {
+        std::memcpy(buf.data(), source.data(), n * sizeof(std::uint16_t));
+        posenc::from_half(reinterpret_cast<const std::uint16_t*>(buf.data()), out, n, format);
+      } else {
+        posenc::from_half(source.data(), out, n, format);
+      }
       for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t h = static_cast<std::uint32_t>((i + 65536 - offset) & 0xffff);
+        const std::uint32_t h = source[i];
         std::uint32_t want;
         if (format == HalfFormat::bfloat16) {
           want = h << 16;
@@ -277,8 +283,46 @@ TEST_CASE("from_half_in_place: every float16 and bf16 pattern widens to its exac
           }
         }
         if (buf[i] != want) {
-          INFO("format " << static_cast<int>(format) << ", offset " << offset << ", bits " << h);
+          INFO("format " << static_cast<int>(format) << ", offset " << offset % 8 << ", in place "
+                         << in_place << ", bits " << h);
           REQUIRE(buf[i] == want);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("to_half_nearest: to_half's bits, in place and into another buffer", "[half]") {
+  // Every class of float32 (both signs, zeros, subnormals, the float16 and bf16 subnormal and
+  // normal ranges, midpoints, the overflow thresholds, infinities, NaNs) in runs of every length
+  // 0..40 from every start 0..7: the bits equal to_half's (ties to even on the float32 value).
+  std::vector<std::uint32_t> patterns;
+  for (std::uint32_t e = 0; e < 256; ++e)
+    for (std::uint32_t m : {0u, 1u, 0x1000u, 0x1001u, 0x0fffu, 0x8000u, 0x18000u, 0x7fffffu,
+                            0x3ff000u, 0x7ff000u, 0x400000u})
+      for (std::uint32_t sign : {0u, 0x80000000u})
+        patterns.push_back(sign | (e << 23) | m);
+  for (std::uint32_t b : {0x477fefffu, 0x477ff000u, 0x477ff001u, 0x7f7f8000u, 0x7f7fffffu})
+    patterns.push_back(b);
+  for (HalfFormat format : {HalfFormat::float16, HalfFormat::bfloat16}) {
+    for (std::size_t start = 0; start < 8; ++start) {
+      for (std::size_t n = 0; n <= 40; ++n) {
+        for (std::size_t first = 0; first + n <= patterns.size(); first += n + 1) {
+          std::vector<float> in(n), place(n);
+          std::memcpy(in.data(), patterns.data() + first, n * sizeof(float));
+          place = in;
+          std::vector<std::uint16_t> want(n + 1), out(n + start);
+          std::vector<std::uint32_t> midpoints(n + 1);
+          posenc::to_half(in.data(), want.data(), n, format, midpoints.data());
+          posenc::to_half_nearest(in.data(), out.data() + start, n, format);
+          posenc::to_half_nearest(place.data(), reinterpret_cast<std::uint16_t*>(place.data()), n,
+                                  format);
+          const auto* placed = reinterpret_cast<const std::uint16_t*>(place.data());
+          for (std::size_t i = 0; i < n; ++i) {
+            INFO("format " << static_cast<int>(format) << ", bits " << patterns[first + i]);
+            REQUIRE(out[start + i] == want[i]);
+            REQUIRE(placed[i] == want[i]);
+          }
         }
       }
     }

@@ -349,7 +349,7 @@ TEST_CASE("RoPE apply_half: each share converts its own rows, the same bits on 3
       RotaryRows rows;
       rows.count = count;
       rows.first_position = 40;
-      // 16-bit values with room for floats, as apply_half takes them
+      // 16-bit values (in float vectors: the buffers of the earlier in-place widening)
       std::vector<float> one(len), many(len);
       auto* a = reinterpret_cast<std::uint16_t*>(one.data());
       auto* b = reinterpret_cast<std::uint16_t*>(many.data());

@@ -221,6 +221,33 @@ for (const [entry, { init }] of [['posenc', await loadPackage()], ['posenc/encod
         }
       });
 
+      test('rot.apply on 16-bit data leaves the channels beyond rotaryDim as they are, bit for bit', () => {
+        // As the float32 call leaves them: NaN payloads, -0 and subnormals too (a round trip through
+        // float32 would make every NaN the canonical one).
+        const kept = [0x7d01, 0xfe55, 0x8000, 0x0001, 0x7c00, 0x3c00];
+        for (const preset of ['gpt-neox-20b', 'gpt-j-6b']) {
+          const rot = pe.rotary({ preset });
+          try {
+            const [B, L, H, D, R] = [2, 9, 3, rot.headDim, rot.rotaryDim];
+            assert.ok(R < D, `${preset} rotates part of each head`);
+            const bits = new Uint16Array(B * L * H * D);
+            for (let i = 0; i < bits.length; i++) bits[i] = i % D < R ? 0x3c00 | (i % 1024) : kept[i % kept.length];
+            for (const dtype of ['float16', 'bfloat16']) {
+              for (const order of ['bshd', 'bhsd']) {
+                const x = bits.slice();
+                rot.apply(x, { order, batch: B, heads: H, offset: 5, dtype });
+                for (let i = 0; i < x.length; i++) {
+                  if (i % D >= R && x[i] !== bits[i]) assert.fail(`${preset} ${dtype} ${order} [${i}]: 0x${x[i].toString(16)}, was 0x${bits[i].toString(16)}`);
+                }
+                assert.notDeepEqual(x, bits, 'the rotated channels changed');
+              }
+            }
+          } finally {
+            rot.dispose();
+          }
+        }
+      });
+
       test('bad dtype and out arrays: clear errors, and the instance keeps working', () => {
         const rot = pe.rotary({ preset: 'llama-2-7b' });
         try {

@@ -31,12 +31,13 @@ std::size_t to_half(const float* in, std::uint16_t* out, std::size_t n, HalfForm
 std::size_t to_half_scalar(const float* in, std::uint16_t* out, std::size_t n, HalfFormat format,
                            std::uint32_t* midpoints, float* values = nullptr);
 
-// In place, for 16-bit data through a float32 computation (rot.apply on float16 / bf16 queries):
-// from_half_in_place widens n 16-bit values (their bits at data, as uint16) to their exact float32
-// values at data (room for n floats); to_half_in_place rounds n floats at data to 16 bits (ties to
-// even, as to_half) and leaves the bits in data's first n uint16.
-void from_half_in_place(void* data, std::size_t n, HalfFormat format);
-void to_half_in_place(void* data, std::size_t n, HalfFormat format);
+// For 16-bit data through a float32 computation (rot.apply on float16 / bf16 queries): from_half
+// widens n 16-bit values (their bits) to their exact float32 values; to_half_nearest rounds n
+// floats to 16 bits (ties to even, as to_half; no midpoint list). Either may work in place (out at
+// in's own address: the bits then lie in the first n uint16 of the floats' room), else in and out
+// must not overlap.
+void from_half(const std::uint16_t* in, float* out, std::size_t n, HalfFormat format);
+void to_half_nearest(const float* in, std::uint16_t* out, std::size_t n, HalfFormat format);
 
 // The bits of RN(x) in format for a midpoint value f = RN32(x), given side = sign(x - f)
 // (-1, 0 or +1; 0 is the tie, to even). For f not a midpoint the result is to_half's for f.

@@ -153,7 +153,7 @@ EncodingError RotaryEmbedding::check_cos_sin(const RotaryRows& rows, const float
 }
 
 EncodingError RotaryEmbedding::check_apply(const RotaryRows& rows, std::int64_t heads,
-                                           const float* x, std::size_t x_len,
+                                           const void* x, std::size_t x_len,
                                            double* sequence_length) const {
   EncodingError e = check_rows(rows, sequence_length);
   if (!e.ok()) return e;

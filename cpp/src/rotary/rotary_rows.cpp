@@ -53,6 +53,11 @@ struct rotary_detail::ApplyTarget {
   std::int64_t heads, row_stride, head_stride, rd;
   RotaryLayout layout;
   float* pairs;  // interleaved: each cosine twice, (-sin, sin); deinterleave: one head
+  // 16-bit data (x null): the rows' bits, and where a row's rotated channels are widened (rd a
+  // head), rotated and rounded back from.
+  std::uint16_t* bits;
+  float* local;
+  HalfFormat format;
 };
 
 namespace {
@@ -63,6 +68,25 @@ namespace {
 POSENC_HOT_ENTRY void rotate_row(const ApplyTarget& t, std::int64_t r, const float* c,
                                  const float* s) {
   const std::int64_t heads = t.heads, stride = t.head_stride, rd = t.rd;
+  if (t.bits != nullptr) {
+    // Each head's rd rotated values into local (one run when they follow each other), rotated
+    // there as float32 and rounded back; the channels beyond rd are not touched.
+    std::uint16_t* bits = t.bits + r * t.row_stride;
+    const bool one = stride == rd;
+    const std::int64_t runs = one ? 1 : heads;
+    const auto run = static_cast<std::size_t>(one ? heads * rd : rd);
+    for (std::int64_t h = 0; h < runs; ++h)
+      from_half(bits + h * stride, t.local + h * rd, run, t.format);
+    ApplyTarget f = t;
+    f.x = t.local;
+    f.bits = nullptr;
+    f.row_stride = heads * rd;
+    f.head_stride = rd;
+    rotate_row(f, 0, c, s);
+    for (std::int64_t h = 0; h < runs; ++h)
+      to_half_nearest(t.local + h * rd, bits + h * stride, run, t.format);
+    return;
+  }
   const RotaryLayout layout = t.layout;
   float* row = t.x + r * t.row_stride;
   float* pairs = t.pairs;
@@ -382,7 +406,8 @@ bool rows_part(const RotaryRows& rows, std::int64_t begin, std::int64_t end, Rot
 // Whether a call of rows rows of row_floats values each is split between pool's threads, and in
 // how many rows a share at least (64 K values: waking a worker costs tens of microseconds).
 // Fractional consecutive positions (first + r must stay exact) are not.
-std::int64_t split_grain(ThreadPool* pool, const RotaryRows& rows, std::int64_t row_floats) {
+[[maybe_unused]] std::int64_t split_grain(ThreadPool* pool, const RotaryRows& rows,
+                                          std::int64_t row_floats) {
   if (!ThreadPool::kThreaded || pool == nullptr || pool->threads() < 2) return 0;
   if (rows.positions == nullptr && rows.first_position != std::floor(rows.first_position)) return 0;
   const std::int64_t grain =
@@ -495,49 +520,8 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply(const RotaryRows& rows, st
                                                       float* x, std::size_t x_len,
                                                       RotaryAnchorCache* cache, ThreadPool* pool,
                                                       bool heads_first, Pending* pending) const {
-  settle(pending);
-  double L = 0;
-  EncodingError e = check_apply(rows, heads, x, x_len, &L);
-  if (!e.ok()) return e;
-  const std::int64_t hd = spec_.head_dim;
-  const std::int64_t row_stride = heads_first ? hd : heads * hd;
-  const std::int64_t head_stride = heads_first ? rows.count * hd : hd;
-  const AngleSet* set = nullptr;
-  std::unique_ptr<AngleSet> temporary;
-  e = angle_set_for(L, &set, &temporary);
-  if (!e.ok()) return e;
-  if constexpr (ThreadPool::kThreaded) {
-    if (const std::int64_t grain = split_grain(pool, rows, heads * hd)) {
-      auto part = [this, set, rows, x, heads, row_stride, head_stride](std::int64_t begin,
-                                                                       std::int64_t end) {
-        RotaryRows p;
-        Buffer<double> three;
-        return rows_part(rows, begin, end, &p, &three) &&
-               rotate_rows(*set, p, x + begin * row_stride, heads, row_stride, head_stride,
-                           nullptr);
-      };
-      return split(pool, rows.count, grain, std::move(temporary), part, pending);
-    }
-  }
-  return rotate_rows(*set, rows, x, heads, row_stride, head_stride, cache) ? EncodingError{}
-                                                                           : out_of_memory();
-}
-
-bool RotaryEmbedding::rotate_rows(const AngleSet& set, const RotaryRows& rows, float* x,
-                                  std::int64_t heads, std::int64_t row_stride,
-                                  std::int64_t head_stride, RotaryAnchorCache* cache) const {
-  const std::int64_t rd = spec_.rotary_dim;
-  Buffer<float> pairs;  // interleaved: each cosine twice, (-sin, sin); deinterleave: one head
-  if (spec_.layout != RotaryLayout::half && !pairs.resize(static_cast<std::size_t>(2 * rd)))
-    return false;
-  const ApplyTarget target{x, heads, row_stride, head_stride, rd, spec_.layout, pairs.data()};
-  const auto rotate = [&](std::int64_t r, const float* c, const float* s) {
-    rotate_row(target, r, c, s);
-  };
-  if (rows.mrope_positions == nullptr) return for_each_row(set, rows, true, cache, rotate);
-  // Multimodal: apply's values (A in float64 before rounding) of the three position rows, row by
-  // row in the half layout's rd / 2 pair values.
-  return mrope_rows(set, rows, true, 1.0f, true, rd / 2, cache, nullptr, nullptr, &target);
+  return apply_rows(rows, heads, x, nullptr, x_len, HalfFormat::float16, cache, pool, heads_first,
+                    pending);
 }
 
 POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply_half(const RotaryRows& rows,
@@ -546,57 +530,65 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::apply_half(const RotaryRows& row
                                                            RotaryAnchorCache* cache,
                                                            ThreadPool* pool, bool heads_first,
                                                            Pending* pending) const {
+  return apply_rows(rows, heads, nullptr, bits, x_len, format, cache, pool, heads_first, pending);
+}
+
+EncodingError RotaryEmbedding::apply_rows(const RotaryRows& rows, std::int64_t heads, float* x,
+                                          std::uint16_t* bits, std::size_t x_len, HalfFormat format,
+                                          RotaryAnchorCache* cache, ThreadPool* pool,
+                                          bool heads_first, Pending* pending) const {
   settle(pending);
-  float* x = reinterpret_cast<float*>(bits);
   double L = 0;
-  EncodingError e = check_apply(rows, heads, x, x_len, &L);
+  EncodingError e =
+      check_apply(rows, heads, x != nullptr ? static_cast<void*>(x) : bits, x_len, &L);
   if (!e.ok()) return e;
+  const std::int64_t hd = spec_.head_dim;
+  const std::int64_t row_stride = heads_first ? hd : heads * hd;
+  const std::int64_t head_stride = heads_first ? rows.count * hd : hd;
+  const AngleSet* set = nullptr;
+  std::unique_ptr<AngleSet> temporary;
+  e = angle_set_for(L, &set, &temporary);
+  if (!e.ok()) return e;
+  const ApplyTarget target{x,       heads, row_stride, head_stride, spec_.rotary_dim, spec_.layout,
+                           nullptr, bits,  nullptr,    format};
   if constexpr (ThreadPool::kThreaded) {
-    const std::int64_t hd = spec_.head_dim;
-    // An odd head_dim stays on one thread: the shares' runs of bits are copied as 32-bit words.
-    if (const std::int64_t grain = hd % 2 == 0 ? split_grain(pool, rows, heads * hd) : 0) {
-      const AngleSet* set = nullptr;
-      std::unique_ptr<AngleSet> temporary;
-      e = angle_set_for(L, &set, &temporary);
-      if (!e.ok()) return e;
-      // Each share: its rows' bits (one run, or each head's run when heads-first) into a buffer,
-      // widened there, rotated, rounded back and copied home, as 32-bit words (a memcpy this size
-      // would go to JavaScript).
-      auto part = [this, set, rows, bits, heads, hd, format, heads_first](std::int64_t begin,
-                                                                          std::int64_t end) {
+    if (const std::int64_t grain = split_grain(pool, rows, heads * hd)) {
+      auto part = [this, set, rows, target](std::int64_t begin, std::int64_t end) {
         RotaryRows p;
         Buffer<double> three;
-        if (!rows_part(rows, begin, end, &p, &three)) return false;
-        const std::int64_t n = end - begin, runs = heads_first ? heads : 1;
-        const std::int64_t run = heads_first ? n * hd : n * heads * hd;
-        Buffer<float> local;
-        if (!local.resize_for_overwrite(static_cast<std::size_t>(n * heads * hd))) return false;
-        const auto home = [&](std::int64_t k) {
-          return reinterpret_cast<float*>(heads_first ? bits + (k * rows.count + begin) * hd
-                                                      : bits + begin * heads * hd);
-        };
-        auto* words = reinterpret_cast<std::uint16_t*>(local.data());
-        for (std::int64_t k = 0; k < runs; ++k)
-          detail::copy_floats(reinterpret_cast<float*>(words + k * run), home(k),
-                              static_cast<std::size_t>(run / 2));
-        const auto total = static_cast<std::size_t>(n * heads * hd);
-        from_half_in_place(local.data(), total, format);
-        if (!rotate_rows(*set, p, local.data(), heads, heads_first ? hd : heads * hd,
-                         heads_first ? run : hd, nullptr))
-          return false;
-        to_half_in_place(local.data(), total, format);
-        for (std::int64_t k = 0; k < runs; ++k)
-          detail::copy_floats(home(k), reinterpret_cast<const float*>(words + k * run),
-                              static_cast<std::size_t>(run / 2));
-        return true;
+        ApplyTarget share = target;
+        if (share.x != nullptr)
+          share.x += begin * share.row_stride;
+        else
+          share.bits += begin * share.row_stride;
+        return rows_part(rows, begin, end, &p, &three) && rotate_rows(*set, p, share, nullptr);
       };
       return split(pool, rows.count, grain, std::move(temporary), part, pending);
     }
   }
-  from_half_in_place(bits, x_len, format);
-  e = apply(rows, heads, x, x_len, cache, nullptr, heads_first);
-  to_half_in_place(bits, x_len, format);
-  return e;
+  return rotate_rows(*set, rows, target, cache) ? EncodingError{} : out_of_memory();
+}
+
+bool RotaryEmbedding::rotate_rows(const AngleSet& set, const RotaryRows& rows,
+                                  const ApplyTarget& target, RotaryAnchorCache* cache) const {
+  const std::int64_t rd = spec_.rotary_dim;
+  // interleaved: each cosine twice, (-sin, sin); deinterleave: one head; then, for 16-bit data,
+  // one row's rotated values
+  Buffer<float> scratch;
+  const std::int64_t pairs = spec_.layout != RotaryLayout::half ? 2 * rd : 0;
+  const std::int64_t local = target.bits != nullptr ? target.heads * rd : 0;
+  if (pairs + local > 0 && !scratch.resize_for_overwrite(static_cast<std::size_t>(pairs + local)))
+    return false;
+  ApplyTarget t = target;
+  t.pairs = scratch.data();
+  t.local = scratch.data() + pairs;
+  const auto rotate = [&](std::int64_t r, const float* c, const float* s) {
+    rotate_row(t, r, c, s);
+  };
+  if (rows.mrope_positions == nullptr) return for_each_row(set, rows, true, cache, rotate);
+  // Multimodal: apply's values (A in float64 before rounding) of the three position rows, row by
+  // row in the half layout's rd / 2 pair values.
+  return mrope_rows(set, rows, true, 1.0f, true, rd / 2, cache, nullptr, nullptr, &t);
 }
 
 }  // namespace posenc

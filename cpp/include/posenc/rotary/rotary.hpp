@@ -138,11 +138,11 @@ class RotaryEmbedding {
                       RotaryAnchorCache* cache = nullptr, ThreadPool* pool = nullptr,
                       bool heads_first = false, Pending* pending = nullptr) const;
 
-  // apply on 16-bit data in place: bits holds x_len float16 / bfloat16 values in apply's shape,
-  // with room for x_len FLOATS. Each value is widened to float32, rotated as apply rotates it and
-  // rounded back to 16 bits (to nearest, ties to even: the 16-bit value nearest to the float32
-  // rotation). With a pool of several threads, split like apply: each share converts its own rows
-  // in a buffer of its own (the same bits as on one thread).
+  // apply on 16-bit data in place: bits holds x_len float16 / bfloat16 values in apply's shape.
+  // Each rotated value is widened to float32, rotated as apply rotates it and rounded back to 16
+  // bits (to nearest, ties to even: the 16-bit value nearest to the float32 rotation), a row at a
+  // time in a buffer of the call's own; the channels beyond rotary_dim are left as they are, bit
+  // for bit (as apply leaves them). With a pool of several threads, split like apply.
   EncodingError apply_half(const RotaryRows& rows, std::int64_t heads, std::uint16_t* bits,
                            std::size_t x_len, HalfFormat format, RotaryAnchorCache* cache = nullptr,
                            ThreadPool* pool = nullptr, bool heads_first = false,
@@ -169,7 +169,7 @@ class RotaryEmbedding {
   EncodingError check_cos_sin(const RotaryRows& rows, const float* cos, const float* sin,
                               std::size_t cos_len, std::size_t sin_len,
                               double* sequence_length) const;
-  EncodingError check_apply(const RotaryRows& rows, std::int64_t heads, const float* x,
+  EncodingError check_apply(const RotaryRows& rows, std::int64_t heads, const void* x,
                             std::size_t x_len, double* sequence_length) const;
   EncodingError angle_set_for(double sequence_length, const AngleSet** set,
                               std::unique_ptr<AngleSet>* temporary) const;
@@ -191,12 +191,16 @@ class RotaryEmbedding {
   bool mrope_rows(const AngleSet& set, const RotaryRows& rows, bool for_apply, float a32, bool half,
                   std::int64_t columns, RotaryAnchorCache* cache, float* cos, float* sin,
                   const rotary_detail::ApplyTarget* target) const;
-  // apply's rotation of rows into x (row r at r * row_stride, head h at h * head_stride): each
-  // row's values from for_each_row, or from mrope_rows for a multimodal spec's three position rows.
-  // False: out of memory.
-  bool rotate_rows(const AngleSet& set, const RotaryRows& rows, float* x, std::int64_t heads,
-                   std::int64_t row_stride, std::int64_t head_stride,
-                   RotaryAnchorCache* cache) const;
+  // apply and apply_half: x (float32) or bits (16-bit values of format), the other null.
+  EncodingError apply_rows(const RotaryRows& rows, std::int64_t heads, float* x,
+                           std::uint16_t* bits, std::size_t x_len, HalfFormat format,
+                           RotaryAnchorCache* cache, ThreadPool* pool, bool heads_first,
+                           Pending* pending) const;
+  // apply's rotation of rows into target's x or bits (row r at r * row_stride, head h at h *
+  // head_stride; its scratch pointers are set here): each row's values from for_each_row, or from
+  // mrope_rows for a multimodal spec's three position rows. False: out of memory.
+  bool rotate_rows(const AngleSet& set, const RotaryRows& rows,
+                   const rotary_detail::ApplyTarget& target, RotaryAnchorCache* cache) const;
   // Calls row_fn(r, cos, sin) with each row's float32 values (times A when for_apply); when
   // direct_s / direct_c are given, the values are written there (row r at r * direct_stride, np
   // floats: the caller's rows must be that wide).
