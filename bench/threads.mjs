@@ -3,7 +3,7 @@
 //   encode into out   100000 x 512 and 8192 x 1024, a reused output array
 //   addTo             8192 x 1024, in place
 //   rot.apply         [4096, 32, 128] in place (float32 and float16), and rot.cosSin(32768) into out
-//                     (shown, not targets)
+//                     (float32 and float16; shown, not targets)
 //   multimodal cosSin Qwen2-VL's cos and sin at 32768 (t, h, w) positions into out (shown)
 //   a copy between a JS array and shared memory against the same copy between ArrayBuffers (the
 //   threaded build's memory is a SharedArrayBuffer, which V8 copies more slowly: shown)
@@ -56,6 +56,7 @@ export async function benchThreads({ init, log = () => {}, quick = false }) {
       ['rot.apply [L, 32, 128]', 4096, 32 * 128],
       ['rot.apply float16 [L, 32, 128]', 4096, 32 * 128],
       ['rot.cosSin(L) into out', 32768, 2 * 128],
+      ['rot.cosSin(L) float16 into out', 32768, 2 * 128],
       ['rot.cosSin(L) multimodal', 32768, 2 * 128],
       ['copy in and out, shared memory', 4096, 32 * 128],
     ];
@@ -82,11 +83,15 @@ export async function benchThreads({ init, log = () => {}, quick = false }) {
         const rN = many.rotary(options);
         const grid = (i, k) => (i < 8192 || i >= 8192 + 16384 ? i : k === 0 ? 8192 : 8192 + (k === 1 ? Math.floor((i - 8192) / 128) : (i - 8192) % 128));
         const rows = multimodal ? { positions: [0, 1, 2].map((k) => Float64Array.from({ length: n }, (_, i) => grid(i, k))) } : {};
-        const o1 = { cos: new Float32Array((n * d) / 2), sin: new Float32Array((n * d) / 2) };
-        const oN = { cos: new Float32Array((n * d) / 2), sin: new Float32Array((n * d) / 2) };
+        // float16: bits in Uint16Arrays (each share converts its own rows)
+        const Out = what.includes('float16') ? Uint16Array : Float32Array;
+        if (Out === Uint16Array) rows.dtype = 'float16';
+        const o1 = { cos: new Out((n * d) / 2), sin: new Out((n * d) / 2) };
+        const oN = { cos: new Out((n * d) / 2), sin: new Out((n * d) / 2) };
         r1.cosSin(n, { ...rows, out: o1 });
         rN.cosSin(n, { ...rows, out: oN });
-        if (!sameBits(o1.cos, oN.cos) || !sameBits(o1.sin, oN.sin)) throw new Error(`${what}: threads changed the bits`);
+        const same = (a, b) => (Out === Uint16Array ? a.every((v, i) => v === b[i]) : sameBits(a, b));
+        if (!same(o1.cos, oN.cos) || !same(o1.sin, oN.sin)) throw new Error(`${what}: threads changed the bits`);
         calls = [() => r1.cosSin(n, { ...rows, out: o1 }), () => rN.cosSin(n, { ...rows, out: oN })];
       } else if (what.startsWith('copy')) {
         // What the threaded build's calls pay for each chunk they copy: 64K floats in and out.

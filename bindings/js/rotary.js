@@ -616,6 +616,9 @@ export function attachRotaryApi(api, ctx) {
             }
           },
           dtype === 0 ? (ptr) => h.cosSinStart(ptr) : null,
+          // 16-bit tables are not pipelined; on the threaded build their chunks are as big as the
+          // pipelined ones, so that the core splits each between the threads
+          Math.max(SCRATCH_FLOATS, threadedChunk),
         );
       });
       return { cos, sin };

@@ -362,3 +362,57 @@ TEST_CASE("RoPE apply_half: each share converts its own rows, the same bits on 3
     }
   }
 }
+
+TEST_CASE("RoPE cos_sin_half splits with the same bits on 3 threads", "[threads]") {
+  // Each share computes its rows in a buffer of its own and converts them into place; the bits of
+  // one thread (where the tables are converted in place) in both formats, for consecutive and
+  // explicit positions, both layouts, an attention scaling != 1 (YaRN: ties to even) and
+  // multimodal rows.
+  ThreadPool pool;
+  REQUIRE(pool.resize(3));
+  std::mt19937 rng(9);
+  std::vector<double> positions(3000), three(3 * 3000);
+  for (double& p : positions)
+    p = static_cast<double>(rng() % 1000000);
+  for (std::size_t r = 0; r < 3000; ++r) {
+    three[r] = static_cast<double>(r);
+    three[3000 + r] = static_cast<double>(r / 40);
+    three[6000 + r] = static_cast<double>(r % 40);
+  }
+  for (int kind = 0; kind < 4; ++kind) {
+    RotarySpec spec;
+    spec.head_dim = 128;
+    spec.layout = kind == 1 ? RotaryLayout::interleaved : RotaryLayout::half;
+    if (kind == 2) {
+      spec.scaling.type = RopeScalingType::yarn;
+      spec.scaling.factor = 4;
+      spec.scaling.original_max_positions = 4096;
+    }
+    if (kind == 3) spec.mrope_section = {16, 24, 24};
+    RotaryEmbedding rot;
+    REQUIRE(rot.init(spec).ok());
+    std::vector<RotaryRows> cases(2);
+    cases[0].count = 3000;
+    cases[0].first_position = 5;
+    cases[1].count = 3000;
+    if (kind == 3)
+      cases[1].mrope_positions = three.data();
+    else
+      cases[1].positions = positions.data();
+    for (const RotaryRows& rows : cases) {
+      for (const HalfFormat format : {HalfFormat::float16, HalfFormat::bfloat16}) {
+        const std::size_t n = static_cast<std::size_t>(rows.count * 128);
+        // room for n floats, the bits in the first n uint16
+        std::vector<float> c1(n), s1(n), c3(n, 7.0f), s3(n, 7.0f);
+        auto bits = [](std::vector<float>& v) {
+          return reinterpret_cast<std::uint16_t*>(v.data());
+        };
+        REQUIRE(rot.cos_sin_half(rows, bits(c1), bits(s1), n, n, format).ok());
+        REQUIRE(rot.cos_sin_half(rows, bits(c3), bits(s3), n, n, format, nullptr, &pool).ok());
+        INFO("kind " << kind << ", format " << static_cast<int>(format));
+        REQUIRE(std::memcmp(c1.data(), c3.data(), n * sizeof(std::uint16_t)) == 0);
+        REQUIRE(std::memcmp(s1.data(), s3.data(), n * sizeof(std::uint16_t)) == 0);
+      }
+    }
+  }
+}

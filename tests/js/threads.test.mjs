@@ -184,6 +184,12 @@ describe('threads: the same bits as one thread', () => {
           const got = b.cosSin(length, { ...form, cache });
           sameBits(got.cos, want.cos, `cosSin cos ${cache} ${what}`);
           sameBits(got.sin, want.sin, `cosSin sin ${cache} ${what}`);
+          // 16-bit tables: each share computes its rows in a buffer and converts them into place
+          for (const dtype of ['float16', 'bfloat16']) {
+            const [w, g] = [a, b].map((r) => r.cosSin(length, { ...form, cache, dtype }));
+            assert.deepEqual(new Uint16Array(g.cos.buffer), new Uint16Array(w.cos.buffer), `16-bit cosSin cos ${dtype} ${cache} ${what}`);
+            assert.deepEqual(new Uint16Array(g.sin.buffer), new Uint16Array(w.sin.buffer), `16-bit cosSin sin ${dtype} ${cache} ${what}`);
+          }
         }
         b.dispose();
       }

@@ -403,18 +403,6 @@ bool rows_part(const RotaryRows& rows, std::int64_t begin, std::int64_t end, Rot
   return true;
 }
 
-// Whether a call of rows rows of row_floats values each is split between pool's threads, and in
-// how many rows a share at least (64 K values: waking a worker costs tens of microseconds).
-// Fractional consecutive positions (first + r must stay exact) are not.
-[[maybe_unused]] std::int64_t split_grain(ThreadPool* pool, const RotaryRows& rows,
-                                          std::int64_t row_floats) {
-  if (!ThreadPool::kThreaded || pool == nullptr || pool->threads() < 2) return 0;
-  if (rows.positions == nullptr && rows.first_position != std::floor(rows.first_position)) return 0;
-  const std::int64_t grain =
-      std::max<std::int64_t>(1, 65536 / std::max<std::int64_t>(1, row_floats));
-  return rows.count >= 2 * grain ? grain : 0;
-}
-
 // A job a caller left running on pending is finished before the next call starts (the bindings
 // always finish theirs; nothing is split in the single-threaded builds).
 void settle(RotaryEmbedding::Pending* pending) {
@@ -429,6 +417,32 @@ void run_pending(void* context, std::int64_t begin, std::int64_t end) {
 }
 
 }  // namespace
+
+// How many rows a share has at least: 64 K values (waking a worker costs tens of microseconds).
+// Fractional consecutive positions (first + r must stay exact) are not split.
+std::int64_t RotaryEmbedding::split_grain(ThreadPool* pool, const RotaryRows& rows,
+                                          std::int64_t row_floats) {
+  if (!ThreadPool::kThreaded || pool == nullptr || pool->threads() < 2) return 0;
+  if (rows.positions == nullptr && rows.first_position != std::floor(rows.first_position)) return 0;
+  const std::int64_t grain =
+      std::max<std::int64_t>(1, 65536 / std::max<std::int64_t>(1, row_floats));
+  return rows.count >= 2 * grain ? grain : 0;
+}
+
+bool RotaryEmbedding::cos_sin_part(const AngleSet& set, const RotaryRows& rows, std::int64_t begin,
+                                   std::int64_t end, float a32, bool half, float* c,
+                                   float* s) const {
+  RotaryRows p;
+  Buffer<double> three;
+  if (!rows_part(rows, begin, end, &p, &three)) return false;
+  if (p.mrope_positions != nullptr)
+    return mrope_rows(set, p, false, a32, half, spec_.rotary_dim, nullptr, c, s, nullptr);
+  const bool blocks =
+      p.positions == nullptr && set.blocks > 1 &&
+      (p.first_position + static_cast<double>(p.count - 1)) * set.w_max <= detail::kReduceLimit;
+  return blocks ? cos_sin_blocks(set, p, c, s, a32, half)
+                : cos_sin_rows(set, p, false, a32, half, c, s, nullptr);
+}
 
 RotaryEmbedding::Pending::Pending() = default;
 RotaryEmbedding::Pending::~Pending() {
@@ -484,18 +498,7 @@ POSENC_HOT_ENTRY EncodingError RotaryEmbedding::cos_sin(const RotaryRows& rows, 
     if (const std::int64_t grain = split_grain(pool, rows, 2 * spec_.rotary_dim)) {
       const std::int64_t rd = spec_.rotary_dim;
       auto part = [this, set, rows, cos, sin, a32, half, rd](std::int64_t begin, std::int64_t end) {
-        RotaryRows p;
-        Buffer<double> three;
-        if (!rows_part(rows, begin, end, &p, &three)) return false;
-        float* c = cos + begin * rd;
-        float* s = sin + begin * rd;
-        if (p.mrope_positions != nullptr)
-          return mrope_rows(*set, p, false, a32, half, rd, nullptr, c, s, nullptr);
-        const bool blocks = p.positions == nullptr && set->blocks > 1 &&
-                            (p.first_position + static_cast<double>(p.count - 1)) * set->w_max <=
-                                detail::kReduceLimit;
-        return blocks ? cos_sin_blocks(*set, p, c, s, a32, half)
-                      : cos_sin_rows(*set, p, false, a32, half, c, s, nullptr);
+        return cos_sin_part(*set, rows, begin, end, a32, half, cos + begin * rd, sin + begin * rd);
       };
       return split(pool, rows.count, grain, std::move(temporary), part, pending);
     }

@@ -123,6 +123,8 @@ class RotaryEmbedding {
   // the exact cos(p w) or sin(p w), rounded once (with A != 1: the rounding of HF's float32 product
   // float32(cos) * float32(A)). cos and sin each have room for cos_len FLOATS (the float32 tables
   // are written there first and converted in place); their first cos_len uint16 hold the result.
+  // Split like cos_sin with a pool of several threads: each share computes its rows in a buffer of
+  // its own and converts them into place.
   EncodingError cos_sin_half(const RotaryRows& rows, std::uint16_t* cos, std::uint16_t* sin,
                              std::size_t cos_len, std::size_t sin_len, HalfFormat format,
                              RotaryAnchorCache* cache = nullptr, ThreadPool* pool = nullptr) const;
@@ -165,6 +167,17 @@ class RotaryEmbedding {
                              std::unique_ptr<AngleSet> temporary,
                              std::function<bool(std::int64_t, std::int64_t)> part,
                              Pending* pending);
+  // Whether a call of rows.count rows of row_floats values each is split between pool's threads:
+  // the rows of a share at least, or 0 (not split).
+  static std::int64_t split_grain(ThreadPool* pool, const RotaryRows& rows,
+                                  std::int64_t row_floats);
+  // cos_sin_half on pool's threads (split_grain says so).
+  EncodingError cos_sin_half_split(const RotaryRows& rows, std::uint16_t* cos, std::uint16_t* sin,
+                                   std::size_t cos_len, std::size_t sin_len, HalfFormat format,
+                                   ThreadPool* pool) const;
+  // cos_sin's rows [begin, end) of rows into c and s (row begin first): a share of a split call.
+  bool cos_sin_part(const AngleSet& set, const RotaryRows& rows, std::int64_t begin,
+                    std::int64_t end, float a32, bool half, float* c, float* s) const;
   EncodingError check_rows(const RotaryRows& rows, double* sequence_length) const;
   EncodingError check_cos_sin(const RotaryRows& rows, const float* cos, const float* sin,
                               std::size_t cos_len, std::size_t sin_len,
