@@ -34,7 +34,8 @@ namespace {
 // 16-bit lanes, eight values at once. One loop for both formats (module size), shifts by constants
 // only (a shift by a variable count takes several instructions). A function of its own, without
 // calls: in a loop that called the scalar path, V8 kept the constants on the stack and reloaded
-// them every group (0.53 ns a value; 0.28 now, and 0.35 with the 32-bit-lane checks before).
+// them every group (to_half of 4096 floats, measured: the earlier kernel 0.53 ns a value, this one
+// 0.35 inside such a loop and 0.28 on its own).
 [[gnu::noinline]] std::size_t ordinary_run(const float* in, std::uint16_t* out, std::size_t i,
                                            std::size_t n, bool bf) {
   const v128_t scale = wasm_i32x4_splat(bf ? 1 : 8);
