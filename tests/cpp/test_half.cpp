@@ -308,7 +308,7 @@ TEST_CASE("to_half_nearest: to_half's bits, in place and into another buffer", "
     for (std::size_t start = 0; start < 8; ++start) {
       for (std::size_t n = 0; n <= 40; ++n) {
         for (std::size_t first = 0; first + n <= patterns.size(); first += n + 1) {
-          std::vector<float> in(n), place(n);
+          std::vector<float> in(n + 1), place;  // (never empty: memcpy takes no null pointer)
           std::memcpy(in.data(), patterns.data() + first, n * sizeof(float));
           place = in;
           std::vector<std::uint16_t> want(n + 1), out(n + start);
