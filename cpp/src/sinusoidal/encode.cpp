@@ -3,7 +3,6 @@
 #include "posenc/sinusoidal/encode.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -63,7 +62,8 @@ namespace {
 // this the stores of the next call miss L1 and wait for their lines. The loads run out of order
 // with the current call instead. Measured in Node 20 (bench/run.mjs, 100000 x 512 into a reused
 // array): about 2 ms of 32.
-volatile unsigned touch_sink;
+// (One sink a thread: threads touch rows at once, and one shared sink would be a data race.)
+thread_local volatile unsigned touch_sink;
 void touch_row(std::int64_t r, const detail::RowTarget& t, std::int64_t d) {
   if (r < 0) return;
   const auto* row = reinterpret_cast<const unsigned char*>(t.out + r * t.stride + t.offset);

@@ -143,8 +143,9 @@ class RotaryEmbedding {
   // apply on 16-bit data in place: bits holds x_len float16 / bfloat16 values in apply's shape.
   // Each rotated value is widened to float32, rotated as apply rotates it and rounded back to 16
   // bits (to nearest, ties to even: the 16-bit value nearest to the float32 rotation), a row at a
-  // time in a buffer of the call's own; the channels beyond rotary_dim are left as they are, bit
-  // for bit (as apply leaves them). With a pool of several threads, split like apply.
+  // time in a buffer of the call's own (of each share's own when split); the channels beyond
+  // rotary_dim are left as they are, bit for bit (as apply leaves them). With a pool of several
+  // threads, split like apply.
   EncodingError apply_half(const RotaryRows& rows, std::int64_t heads, std::uint16_t* bits,
                            std::size_t x_len, HalfFormat format, RotaryAnchorCache* cache = nullptr,
                            ThreadPool* pool = nullptr, bool heads_first = false,
