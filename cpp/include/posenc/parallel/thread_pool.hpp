@@ -6,7 +6,8 @@
 // range on the calling thread.
 //
 // Built with POSENC_THREADS=1 (native builds, and the wasm build made with -pthread) the pool
-// starts threads - 1 std::threads that wait on a condition variable; for_each_range wakes them,
+// starts threads - 1 std::threads that wait on a condition variable (after a short spin, for the
+// next job of a pipelined call); for_each_range wakes them,
 // the calling thread takes its share of the chunks too and then waits for the last one (in a
 // browser's main thread that wait spins, as every wait there does). Chunks are handed out from an
 // atomic counter, so a worker that is slow to wake simply takes fewer of them: the call never
@@ -110,6 +111,8 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::uint64_t generation_ = 0;  // under mutex_: bumped per job; stop_ asks workers to leave
+  // generation_'s last value, for workers that spin on it before they sleep (work()).
+  std::atomic<std::uint64_t> posted_{0};
   bool stop_ = false;
   // The current job, written before generation_ is bumped.
   RangeBody body_ = nullptr;
