@@ -162,7 +162,7 @@ export interface Encoder {
 export interface PosencSinusoidal {
   /** True when the wasm SIMD build runs, false for the baseline build. */
   readonly simd: boolean;
-  /** Threads this instance runs (the caller's included): 1, or init()'s `threads` for the threaded build. */
+  /** Threads this instance runs (the caller's included): 1, or init()'s `threads` for the threaded build (1 after `dispose()`). */
   readonly threads: number;
   /**
    * Stops the threaded build's worker threads (a no-op with one thread); the instance then computes

@@ -64,8 +64,15 @@ function createGuard(afterCall) {
  */
 export function createApi(Module, { simd, threads = 1, families }) {
   const ctx = createContext(Module);
-  // dispose(): stops the threaded build's workers (a process exits without it: they do not hold it).
-  const api = { simd, threads, dispose: () => threads > 1 && Module.posencStop() };
+  // dispose(): stops the threaded build's workers (a process exits without it: they do not hold it);
+  // `threads` then says 1, what runs.
+  const api = {
+    simd,
+    get threads() {
+      return threads;
+    },
+    dispose: () => threads > 1 && (Module.posencStop(), (threads = 1)),
+  };
   // The Emscripten module, for the tests (heap size, bound classes): not part of the API.
   Object.defineProperty(api, '_module', { value: Module });
   for (const attach of families) attach(api, ctx);

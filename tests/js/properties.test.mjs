@@ -2,7 +2,9 @@
 // options — dims 1 to 4096 (odd ones too), every preset and spec option, offsets and explicit
 // positions up to 2^24 - 1, padding masks, lengths that cross the scratch region's chunks — give
 // results within 2^-22 of the float64 formula; random invalid arguments always throw a TypeError
-// or RangeError naming the argument, and the instance's next valid call is still right.
+// or RangeError naming the argument, and the instance's next valid call is still right (on the
+// SIMD, baseline and threaded builds); and calls large enough to split between threads give the
+// same bits on 3 threads as on one.
 //
 // POSENC_PROPERTY_RUNS=<n> sets the runs of each property (default below: a few thousand in all);
 // POSENC_PROPERTY_SEED=<n> replays another seed (a failure prints its seed and path).
@@ -17,7 +19,9 @@ const SEED = Number(process.env.POSENC_PROPERTY_SEED) || 20261123;
 const PRECISE_LIMIT = 2 ** 24 - 1; // the 2^-22 bound holds for positions below 2^24
 const MAX_ELEMENTS = 140_000; // per call, so the float64 oracle stays quick
 
-const instances = { simd: await init({ simd: true }), baseline: await init({ simd: false }) };
+// threads: the threaded build with 3 threads (issue 26), whose results must be the same bits as
+// the SIMD build's: its pool's workers are unref'd, so the process ends without dispose().
+const instances = { simd: await init({ simd: true }), baseline: await init({ simd: false }), threads: await init({ threads: 3 }) };
 const presets = instances.simd.presets;
 
 // ---- the float64 formula (docs/PRECISION.md), one frequency per sine column -----------------
@@ -249,6 +253,61 @@ test('random valid calls match the float64 formula within 2^-22', () => {
   console.log(`${RUNS || 1500} runs, largest error ${worst.toExponential(2)} (bound ${BOUND.toExponential(2)})`);
 });
 
+// ---- threads: the same bits as one thread ------------------------------------------------------
+// The pool splits a call's rows when it has at least two shares of 64 K values: calls of 128 K to
+// 1.5 M values, at most 20000 rows (the explicit positions stay quick to generate).
+function splitLengthArb(width) {
+  const maxRows = Math.max(1, Math.min(20000, Math.floor(1_500_000 / width)));
+  return fc.integer({ min: Math.min(Math.ceil(131072 / width), maxRows), max: maxRows });
+}
+
+const splitCallArb = specArb.chain(({ resolved, options }) =>
+  fc
+    .record({
+      kind: fc.constantFrom('encode', 'encoder', 'addTo', 'concat', 'out'),
+      embeddingDim: fc.integer({ min: 1, max: 16 }),
+      scale: fc.oneof(fc.constant(1), fc.double({ min: -40, max: 40, noNaN: true })),
+      seed: fc.integer(),
+    })
+    .chain((call) =>
+      splitLengthArb(resolved.dim + (call.kind === 'concat' ? call.embeddingDim : 0)).chain((length) =>
+        rowsArb(resolved.preset, length).map((rows) => ({ resolved, options, length, rows, ...call })),
+      ),
+    ),
+);
+
+/** One call's result (a fresh array, or the array written in place) on instance pe. */
+function runCall(pe, { resolved, options, length, rows, kind, embeddingDim, scale, seed }) {
+  const { dim } = resolved;
+  if (kind === 'encoder') {
+    const enc = pe.encoder({ dim, ...options });
+    try {
+      return enc.encode(length, rows);
+    } finally {
+      enc.dispose();
+    }
+  }
+  if (kind === 'out') return pe.encode(length, dim, { ...options, ...rows, out: new Float32Array(length * dim) });
+  if (kind === 'addTo') return pe.addTo(lcgFloats(length * dim, seed), dim, { ...options, ...rows, scale });
+  if (kind === 'concat') return pe.concat(lcgFloats(length * embeddingDim, seed), embeddingDim, dim, { ...options, ...rows });
+  return pe.encode(length, dim, { ...options, ...rows });
+}
+
+test('random valid calls large enough to split give the same bits on 3 threads as on one', () => {
+  assert.equal(instances.threads.threads, 3);
+  fc.assert(
+    fc.property(splitCallArb, (call) => {
+      const one = new Uint32Array(runCall(instances.simd, call).buffer);
+      const many = new Uint32Array(runCall(instances.threads, call).buffer);
+      assert.equal(many.length, one.length);
+      for (let i = 0; i < one.length; i++) {
+        if (one[i] !== many[i]) assert.fail(`${call.kind} of ${call.length} x ${call.resolved.dim}: element ${i} differs`);
+      }
+    }),
+    { seed: SEED + 2, numRuns: RUNS ? Math.ceil(RUNS / 10) : 150 },
+  );
+});
+
 // ---- invalid arguments ----------------------------------------------------------------------
 // Each entry: [function, argument name the message must contain, a way to break the call].
 const BAD = [
@@ -299,7 +358,7 @@ function runBroken(pe, { fn, length, dim, options, rows, scale, out }) {
 
 const brokenArb = fc
   .record({
-    build: fc.constantFrom('simd', 'baseline'),
+    build: fc.constantFrom('simd', 'baseline', 'threads'),
     which: fc.integer({ min: 0, max: BAD.length - 1 }),
     preset: fc.constantFrom('vaswani', 'fairseq', 'tensor2tensor'),
     dim: fc.integer({ min: 4, max: 64 }).map((d) => d + (d % 2)),

@@ -347,7 +347,9 @@ console.log(out.join(' '));`;
 test('pe.dispose() stops the workers; the instance still computes on its own thread', async () => {
   const pe = await init({ threads: 3 });
   const want = pe.encode(5000, 256);
+  assert.equal(pe.threads, 3);
   pe.dispose();
+  assert.equal(pe.threads, 1, 'pe.threads says what runs after dispose()');
   pe.dispose();
   sameBits(pe.encode(5000, 256), want, 'after dispose');
 });
