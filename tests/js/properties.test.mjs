@@ -170,21 +170,24 @@ function rowsArb(preset, length) {
   });
 }
 
-const callArb = specArb.chain(({ resolved, options }) =>
-  fc
-    .record({
-      kind: fc.constantFrom('encode', 'encoder', 'addTo', 'concat', 'out'),
-      embeddingDim: fc.integer({ min: 1, max: 16 }),
-      scale: fc.oneof(fc.constant(1), fc.double({ min: -40, max: 40, noNaN: true })),
-      seed: fc.integer(),
-      build: fc.constantFrom('simd', 'baseline'),
-    })
-    .chain((call) =>
-      lengthArb(resolved.dim + (call.kind === 'concat' ? call.embeddingDim : 0)).chain((length) =>
-        rowsArb(resolved.preset, length).map((rows) => ({ resolved, options, length, rows, ...call })),
+/** Calls of a random spec: a kind, its lengths from lengths(width), row options, and the extra fields. */
+const callsOf = (lengths, extra = {}) =>
+  specArb.chain(({ resolved, options }) =>
+    fc
+      .record({
+        kind: fc.constantFrom('encode', 'encoder', 'addTo', 'concat', 'out'),
+        embeddingDim: fc.integer({ min: 1, max: 16 }),
+        scale: fc.oneof(fc.constant(1), fc.double({ min: -40, max: 40, noNaN: true })),
+        seed: fc.integer(),
+        ...extra,
+      })
+      .chain((call) =>
+        lengths(resolved.dim + (call.kind === 'concat' ? call.embeddingDim : 0)).chain((length) =>
+          rowsArb(resolved.preset, length).map((rows) => ({ resolved, options, length, rows, ...call })),
+        ),
       ),
-    ),
-);
+  );
+const callArb = callsOf(lengthArb, { build: fc.constantFrom('simd', 'baseline') });
 
 /** Runs one valid call and returns the largest error of a PE value against the formula. */
 function checkCall({ resolved, options, length, rows, kind, embeddingDim, scale, seed, build }) {
@@ -261,20 +264,7 @@ function splitLengthArb(width) {
   return fc.integer({ min: Math.min(Math.ceil(131072 / width), maxRows), max: maxRows });
 }
 
-const splitCallArb = specArb.chain(({ resolved, options }) =>
-  fc
-    .record({
-      kind: fc.constantFrom('encode', 'encoder', 'addTo', 'concat', 'out'),
-      embeddingDim: fc.integer({ min: 1, max: 16 }),
-      scale: fc.oneof(fc.constant(1), fc.double({ min: -40, max: 40, noNaN: true })),
-      seed: fc.integer(),
-    })
-    .chain((call) =>
-      splitLengthArb(resolved.dim + (call.kind === 'concat' ? call.embeddingDim : 0)).chain((length) =>
-        rowsArb(resolved.preset, length).map((rows) => ({ resolved, options, length, rows, ...call })),
-      ),
-    ),
-);
+const splitCallArb = callsOf(splitLengthArb);
 
 /** One call's result (a fresh array, or the array written in place) on instance pe. */
 function runCall(pe, { resolved, options, length, rows, kind, embeddingDim, scale, seed }) {
