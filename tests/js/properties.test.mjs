@@ -3,8 +3,8 @@
 // positions up to 2^24 - 1, padding masks, lengths that cross the scratch region's chunks — give
 // results within 2^-22 of the float64 formula; random invalid arguments always throw a TypeError
 // or RangeError naming the argument, and the instance's next valid call is still right (on the
-// SIMD, baseline and threaded builds); and calls large enough to split between threads give the
-// same bits on 3 threads as on one.
+// SIMD, baseline and threaded builds); and table and RoPE calls large enough to split between
+// threads give the same bits on 3 threads as on one.
 //
 // POSENC_PROPERTY_RUNS=<n> sets the runs of each property (default below: a few thousand in all);
 // POSENC_PROPERTY_SEED=<n> replays another seed (a failure prints its seed and path).
@@ -295,6 +295,79 @@ test('random valid calls large enough to split give the same bits on 3 threads a
       }
     }),
     { seed: SEED + 2, numRuns: RUNS ? Math.ceil(RUNS / 10) : 150 },
+  );
+});
+
+// RoPE: a preset (each scaling rule, partial and interleaved rotation) or a head of its own, rows
+// enough to split (rot.apply: 128 K to 1 M values; rot.cosSin: 2 K to 12 K positions), float32 or
+// 16-bit, both orders, both caches, integer offsets (pipelined) or explicit positions.
+const rotaryArb = fc.oneof(
+  fc.constantFrom(...Object.keys(instances.simd.rotaryPresets)).map((preset) => ({ preset })),
+  fc
+    .record({
+      half: fc.integer({ min: 1, max: 80 }),
+      odd: fc.boolean(),
+      partial: fc.boolean(),
+      layout: fc.constantFrom('half', 'interleaved', 'deinterleave'),
+      base: fc.double({ min: 100, max: 1e6, noNaN: true }),
+      scaling: fc.constantFrom(undefined, { type: 'linear', factor: 4 }, { type: 'dynamic', factor: 2, originalMaxPositions: 3000 }),
+    })
+    .map(({ half, odd, partial, layout, base, scaling }) => {
+      const headDim = 2 * half + (odd ? 1 : 0);
+      const rotaryDim = odd || partial ? 2 * Math.max(1, Math.floor(half / 2)) : undefined;
+      return { headDim, rotaryDim, layout, base, ...(scaling ? { scaling } : {}) };
+    }),
+);
+const rotaryCallArb = fc.record({
+  options: rotaryArb,
+  fn: fc.constantFrom('apply', 'cosSin'),
+  values: fc.integer({ min: 131072, max: 1_000_000 }),
+  length: fc.integer({ min: 2048, max: 12000 }),
+  heads: fc.integer({ min: 1, max: 16 }),
+  order: fc.constantFrom('shd', 'bhsd'),
+  cache: fc.constantFrom('hf', 'ort'),
+  dtype: fc.constantFrom('float32', 'float16', 'bfloat16'),
+  rows: fc.oneof(fc.constant('consecutive'), fc.constant('positions')),
+  offset: fc.integer({ min: 0, max: 5000 }),
+  seed: fc.integer(),
+});
+
+/** One RoPE call on instance pe: the rotated array (rot.apply) or the cos and sin tables. */
+function runRotary(pe, { options, fn, values, length, heads, order, cache, dtype, rows, offset, seed }) {
+  const rot = pe.rotary(options);
+  try {
+    const L = fn === 'apply' ? Math.max(1, Math.floor(values / (heads * rot.headDim))) : length;
+    const where = rows === 'positions' ? { positions: Int32Array.from({ length: L }, (_, i) => (i * 7 + seed) & 0xffff) } : { offset };
+    if (fn === 'cosSin') {
+      const { cos, sin } = rot.cosSin(L, { ...where, cache, ...(dtype === 'float32' ? {} : { dtype }) });
+      return [cos, sin];
+    }
+    const n = L * heads * rot.headDim;
+    const x = lcgFloats(n, seed);
+    if (dtype === 'float32') return [rot.apply(x, { heads, order, ...where })];
+    // 16-bit data: the float32 values' high halves (bf16 bits, also fine float16 bits)
+    const bits = Uint16Array.from(new Uint32Array(x.buffer), (u) => u >>> 16);
+    return [rot.apply(bits, { heads, order, dtype, ...where })];
+  } finally {
+    rot.dispose();
+  }
+}
+
+test('random RoPE calls large enough to split give the same bits on 3 threads as on one', () => {
+  fc.assert(
+    fc.property(rotaryCallArb, (call) => {
+      const one = runRotary(instances.simd, call);
+      const many = runRotary(instances.threads, call);
+      one.forEach((a, k) => {
+        const x = new Uint16Array(a.buffer, a.byteOffset, a.byteLength / 2);
+        const y = new Uint16Array(many[k].buffer, many[k].byteOffset, many[k].byteLength / 2);
+        assert.equal(y.length, x.length);
+        for (let i = 0; i < x.length; i++) {
+          if (x[i] !== y[i]) assert.fail(`rot.${call.fn} ${JSON.stringify(call.options)}: output ${k}, half-word ${i} differs`);
+        }
+      });
+    }),
+    { seed: SEED + 3, numRuns: RUNS ? Math.ceil(RUNS / 10) : 100 },
   );
 });
 
