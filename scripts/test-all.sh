@@ -36,8 +36,8 @@ ctest --test-dir build/wasm --output-on-failure
 step "npm package build"
 npm run build
 
-step "JavaScript tests (node:test, against dist/)"
-node --test tests/js/
+step "JavaScript tests (node:test, against dist/; the onnxruntime example's page in Chromium too)"
+POSENC_EXAMPLE_BROWSER=1 node --test tests/js/
 
 step "several instances in one page and init() in 4 Web Workers (Chromium, against dist/)"
 node --test --test-reporter=spec tests/browser/
