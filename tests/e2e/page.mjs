@@ -1,5 +1,7 @@
 // What the demo page's end-to-end tests share: serving the built site, collecting a page's
 // problems, and telling a drawn canvas from a blank one.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { serveStatic } from '../browser/launch.mjs';
 import { CROSS_ORIGIN_ISOLATION_HEADERS } from '../../web/isolation.js';
 
@@ -95,4 +97,37 @@ export async function setInput(p, selector, value) {
     el.dispatchEvent(new Event('input', { bubbles: true }));
   }, value);
   await p.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
+}
+
+/**
+ * Registers the tests a suite of demo sections ends with: the dark scheme and a narrow screen
+ * render `sections` (element ids) without sideways scrolling, each screenshot by shoot(p, id,
+ * name); every control in them is labelled (on page(), the suite's open page); and `problems`
+ * (console errors, page errors, failed requests) stayed empty. open(options, label) opens a page.
+ */
+export function sectionChecks({ what, sections, open, shoot, page, problems }) {
+  test(`dark scheme and a narrow screen render ${what} without sideways scrolling`, async () => {
+    for (const [label, options] of [
+      ['dark', { colorScheme: 'dark' }],
+      ['narrow', { viewport: { width: 380, height: 800 }, deviceScaleFactor: 2 }],
+    ]) {
+      const p = await open(options, label);
+      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 1, `${label}: the page scrolls sideways by ${overflow}px`);
+      for (const id of sections) await shoot(p, id, `${label}-${id}`);
+      await p.context().close();
+    }
+  });
+
+  test('every new control is labelled', async () => {
+    const unlabelled = await page().$$eval(
+      sections.map((id) => `#${id} input, #${id} select, #${id} button, #${id} textarea`).join(', '),
+      (els) => els.filter((e) => !(e.labels?.length || e.getAttribute('aria-label') || e.textContent.trim())).map((e) => e.outerHTML),
+    );
+    assert.deepEqual(unlabelled, []);
+  });
+
+  test('no console errors and no failed requests', () => {
+    assert.deepEqual(problems, []);
+  });
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../browser/launch.mjs';
-import { canvasInk, cellPoint, openDemo, readCell, serveDemo, setInput } from './page.mjs';
+import { canvasInk, cellPoint, openDemo, readCell, sectionChecks, serveDemo, setInput } from './page.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
@@ -374,28 +374,5 @@ describe('demo page, sections 7-10 (issue 13)', () => {
     assert.equal(await page.locator('#sincos2d-error').isVisible(), false);
   });
 
-  test('dark scheme and a narrow screen render sections 7-10 without sideways scrolling', async () => {
-    for (const [label, options] of [
-      ['dark', { colorScheme: 'dark' }],
-      ['narrow', { viewport: { width: 380, height: 800 }, deviceScaleFactor: 2 }],
-    ]) {
-      const p = await open(options, label);
-      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      assert.ok(overflow <= 1, `${label}: the page scrolls sideways by ${overflow}px`);
-      for (const id of SECTIONS) await shoot(p, id, `${label}-${id}`);
-      await p.context().close();
-    }
-  });
-
-  test('every new control is labelled', async () => {
-    const unlabelled = await page.$$eval(
-      SECTIONS.map((id) => `#${id} input, #${id} select, #${id} button, #${id} textarea`).join(', '),
-      (els) => els.filter((e) => !(e.labels?.length || e.getAttribute('aria-label') || e.textContent.trim())).map((e) => e.outerHTML),
-    );
-    assert.deepEqual(unlabelled, []);
-  });
-
-  test('no console errors and no failed requests', () => {
-    assert.deepEqual(problems, []);
-  });
+  sectionChecks({ what: 'sections 7-10', sections: SECTIONS, open, shoot, page: () => page, problems });
 });

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../browser/launch.mjs';
-import { canvasInk, openDemo, readCell, serveDemo, setInput } from './page.mjs';
+import { canvasInk, openDemo, readCell, sectionChecks, serveDemo, setInput } from './page.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
@@ -281,28 +281,5 @@ describe('demo page, sections 13-14 (issue 24)', () => {
     await pick(0, 8, 12, 2);
   });
 
-  test('dark scheme and a narrow screen render sections 13-14 without sideways scrolling', async () => {
-    for (const [label, options] of [
-      ['dark', { colorScheme: 'dark' }],
-      ['narrow', { viewport: { width: 380, height: 800 }, deviceScaleFactor: 2 }],
-    ]) {
-      const p = await open(options, label);
-      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      assert.ok(overflow <= 1, `${label}: the page scrolls sideways by ${overflow}px`);
-      for (const id of SECTIONS) await shoot(p, id, `${label}-${id}`);
-      await p.context().close();
-    }
-  });
-
-  test('every new control is labelled', async () => {
-    const unlabelled = await page.$$eval(
-      SECTIONS.map((id) => `#${id} input, #${id} select, #${id} button, #${id} textarea`).join(', '),
-      (els) => els.filter((e) => !(e.labels?.length || e.getAttribute('aria-label') || e.textContent.trim())).map((e) => e.outerHTML),
-    );
-    assert.deepEqual(unlabelled, []);
-  });
-
-  test('no console errors and no failed requests', () => {
-    assert.deepEqual(problems, []);
-  });
+  sectionChecks({ what: 'sections 13-14', sections: SECTIONS, open, shoot, page: () => page, problems });
 });
