@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { launchChromium } from '../browser/launch.mjs';
-import { canvasInk, hoverCell, openDemo, serveDemo } from './page.mjs';
+import { canvasInk, darkAndNarrow, hoverCell, openDemo, serveDemo } from './page.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web', 'dist');
@@ -342,19 +342,11 @@ describe('demo page', () => {
     await shoot(page, 'speed');
   });
 
-  test('dark scheme and a narrow screen render every section', async () => {
-    for (const [label, options] of [
-      ['dark', { colorScheme: 'dark' }],
-      ['narrow', { viewport: { width: 380, height: 800 }, deviceScaleFactor: 2 }],
-    ]) {
-      const p = await open(options, label);
-      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      assert.ok(overflow <= 1, `${label}: the page scrolls sideways by ${overflow}px`);
+  test('dark scheme and a narrow screen render every section', () =>
+    darkAndNarrow(open, async (p, label) => {
       for (const id of ['waves', 'matrix', 'example', 'distance', 'transformer', 'speed']) await shoot(p, id, `${label}-${id}`);
       await p.screenshot({ path: join(shots, `${label}-page.png`), fullPage: true });
-      await p.context().close();
-    }
-  });
+    }));
 
   test('keyboard: every control is labelled and reachable', async () => {
     const unlabelled = await page.$$eval('input, select, button', (els) =>

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../browser/launch.mjs';
-import { canvasInk, openDemo, serveDemo } from './page.mjs';
+import { canvasInk, darkAndNarrow, openDemo, serveDemo } from './page.mjs';
 import { init } from '../../dist/node.js';
 import { LAYER_MODELS, VL_MODELS } from '../../web/src/models.js';
 
@@ -290,21 +290,16 @@ describe('demo page: real models layer by layer, multimodal position ids', () =>
     await page.locator('#mrope-readme').click();
   });
 
-  test('dark scheme and a narrow screen render the new views without sideways scrolling', async () => {
-    for (const [label, options] of [
-      ['dark', { colorScheme: 'dark' }],
-      ['narrow', { viewport: { width: 380, height: 800 }, deviceScaleFactor: 2 }],
-    ]) {
-      const p = await open(options, label);
-      await pickModel(p, LAYER_MODELS.findIndex((m) => m.fixture === 'llama4-scout-17b-16e'));
-      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      assert.ok(overflow <= 1, `${label}: the page scrolls sideways by ${overflow}px`);
-      await shoot(p, '#layers-strip', `${label}-layers-strip`);
-      await shoot(p, '.layers-grid', `${label}-layers-facts`);
-      await shoot(p, '#mrope', `${label}-mrope`);
-      await p.context().close();
-    }
-  });
+  test('dark scheme and a narrow screen render the new views without sideways scrolling', () =>
+    darkAndNarrow(
+      open,
+      async (p, label) => {
+        await shoot(p, '#layers-strip', `${label}-layers-strip`);
+        await shoot(p, '.layers-grid', `${label}-layers-facts`);
+        await shoot(p, '#mrope', `${label}-mrope`);
+      },
+      (p) => pickModel(p, LAYER_MODELS.findIndex((m) => m.fixture === 'llama4-scout-17b-16e')),
+    ));
 
   test('no console errors and no failed requests', () => {
     assert.deepEqual(problems, []);

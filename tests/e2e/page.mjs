@@ -100,24 +100,35 @@ export async function setInput(p, selector, value) {
 }
 
 /**
+ * Opens the page in the dark scheme and on a narrow screen (open(options, label)), runs
+ * before(p, label) (e.g. a choice the views need), checks that the page does not scroll sideways,
+ * runs each(p, label) (screenshots) and closes it.
+ */
+export async function darkAndNarrow(open, each, before = async () => {}) {
+  for (const [label, options] of [
+    ['dark', { colorScheme: 'dark' }],
+    ['narrow', { viewport: { width: 380, height: 800 }, deviceScaleFactor: 2 }],
+  ]) {
+    const p = await open(options, label);
+    await before(p, label);
+    const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 1, `${label}: the page scrolls sideways by ${overflow}px`);
+    await each(p, label);
+    await p.context().close();
+  }
+}
+
+/**
  * Registers the tests a suite of demo sections ends with: the dark scheme and a narrow screen
  * render `sections` (element ids) without sideways scrolling, each screenshot by shoot(p, id,
  * name); every control in them is labelled (on page(), the suite's open page); and `problems`
  * (console errors, page errors, failed requests) stayed empty. open(options, label) opens a page.
  */
 export function sectionChecks({ what, sections, open, shoot, page, problems }) {
-  test(`dark scheme and a narrow screen render ${what} without sideways scrolling`, async () => {
-    for (const [label, options] of [
-      ['dark', { colorScheme: 'dark' }],
-      ['narrow', { viewport: { width: 380, height: 800 }, deviceScaleFactor: 2 }],
-    ]) {
-      const p = await open(options, label);
-      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      assert.ok(overflow <= 1, `${label}: the page scrolls sideways by ${overflow}px`);
+  test(`dark scheme and a narrow screen render ${what} without sideways scrolling`, () =>
+    darkAndNarrow(open, async (p, label) => {
       for (const id of sections) await shoot(p, id, `${label}-${id}`);
-      await p.context().close();
-    }
-  });
+    }));
 
   test('every new control is labelled', async () => {
     const unlabelled = await page().$$eval(
