@@ -189,6 +189,36 @@ const callsOf = (lengths, extra = {}) =>
   );
 const callArb = callsOf(lengthArb, { build: fc.constantFrom('simd', 'baseline') });
 
+/**
+ * One call's result on instance pe: a fresh array, `out` (written into an array 3 floats longer,
+ * which must keep its tail) or the embeddings changed in place (addTo).
+ */
+function runCall(pe, { resolved, options, length, rows, kind, embeddingDim, scale, seed }) {
+  const { dim } = resolved;
+  if (kind === 'encoder') {
+    const enc = pe.encoder({ dim, ...options });
+    try {
+      return enc.encode(length, rows);
+    } finally {
+      enc.dispose();
+    }
+  }
+  if (kind === 'out') {
+    const out = new Float32Array(length * dim + 3).fill(7);
+    const table = pe.encode(length, dim, { ...options, ...rows, out });
+    assert.equal(table.buffer, out.buffer);
+    assert.equal(out[length * dim], 7, 'wrote past the result');
+    return table;
+  }
+  if (kind === 'addTo') {
+    const emb = lcgFloats(length * dim, seed);
+    assert.equal(pe.addTo(emb, dim, { ...options, ...rows, scale }), emb);
+    return emb;
+  }
+  if (kind === 'concat') return pe.concat(lcgFloats(length * embeddingDim, seed), embeddingDim, dim, { ...options, ...rows });
+  return pe.encode(length, dim, { ...options, ...rows });
+}
+
 /** Runs one valid call and returns the largest error of a PE value against the formula. */
 function checkCall({ resolved, options, length, rows, kind, embeddingDim, scale, seed, build }) {
   const pe = instances[build];
@@ -203,43 +233,24 @@ function checkCall({ resolved, options, length, rows, kind, embeddingDim, scale,
     if (!(d <= tolerance)) throw new Error(`got ${got}, expected ${want} (|diff| ${d} > ${tolerance})`);
     if (tolerance === BOUND && d > worst) worst = d;
   };
+  const got = runCall(pe, { resolved, options, length, rows, kind, embeddingDim, scale, seed });
   if (kind === 'encode' || kind === 'encoder' || kind === 'out') {
-    let table;
-    if (kind === 'encoder') {
-      const enc = pe.encoder({ dim, ...options });
-      try {
-        table = enc.encode(length, rows);
-      } finally {
-        enc.dispose();
-      }
-    } else if (kind === 'out') {
-      const out = new Float32Array(length * dim + 3).fill(7);
-      table = pe.encode(length, dim, { ...options, ...rows, out });
-      assert.equal(table.buffer, out.buffer);
-      assert.equal(out[length * dim], 7, 'wrote past the result');
-    } else {
-      table = pe.encode(length, dim, { ...options, ...rows });
-    }
-    assert.equal(table.length, length * dim);
-    for (let i = 0; i < table.length; i++) compare(table[i], expected[i], BOUND);
+    assert.equal(got.length, length * dim);
+    for (let i = 0; i < got.length; i++) compare(got[i], expected[i], BOUND);
   } else if (kind === 'addTo') {
-    const emb = lcgFloats(length * dim, seed);
-    const before = emb.slice();
-    const result = pe.addTo(emb, dim, { ...options, ...rows, scale });
-    assert.equal(result, emb);
-    for (let i = 0; i < emb.length; i++) {
+    const before = lcgFloats(length * dim, seed);
+    for (let i = 0; i < got.length; i++) {
       const want = Math.fround(before[i] * Math.fround(scale)) + expected[i];
       // The PE's bound, plus one rounding of the product and one of the sum (docs/PRECISION.md).
-      compare(emb[i], want, BOUND + 2 ** -23 * (Math.abs(want) + Math.abs(before[i] * scale)));
+      compare(got[i], want, BOUND + 2 ** -23 * (Math.abs(want) + Math.abs(before[i] * scale)));
     }
   } else {
     const emb = lcgFloats(length * embeddingDim, seed);
-    const joined = pe.concat(emb, embeddingDim, dim, { ...options, ...rows });
     const width = embeddingDim + dim;
-    assert.equal(joined.length, length * width);
+    assert.equal(got.length, length * width);
     for (let r = 0; r < length; r++) {
-      for (let c = 0; c < embeddingDim; c++) compare(joined[r * width + c], emb[r * embeddingDim + c], 0);
-      for (let c = 0; c < dim; c++) compare(joined[r * width + embeddingDim + c], expected[r * dim + c], BOUND);
+      for (let c = 0; c < embeddingDim; c++) compare(got[r * width + c], emb[r * embeddingDim + c], 0);
+      for (let c = 0; c < dim; c++) compare(got[r * width + embeddingDim + c], expected[r * dim + c], BOUND);
     }
   }
   return worst;
@@ -266,33 +277,20 @@ function splitLengthArb(width) {
 
 const splitCallArb = callsOf(splitLengthArb);
 
-/** One call's result (a fresh array, or the array written in place) on instance pe. */
-function runCall(pe, { resolved, options, length, rows, kind, embeddingDim, scale, seed }) {
-  const { dim } = resolved;
-  if (kind === 'encoder') {
-    const enc = pe.encoder({ dim, ...options });
-    try {
-      return enc.encode(length, rows);
-    } finally {
-      enc.dispose();
-    }
-  }
-  if (kind === 'out') return pe.encode(length, dim, { ...options, ...rows, out: new Float32Array(length * dim) });
-  if (kind === 'addTo') return pe.addTo(lcgFloats(length * dim, seed), dim, { ...options, ...rows, scale });
-  if (kind === 'concat') return pe.concat(lcgFloats(length * embeddingDim, seed), embeddingDim, dim, { ...options, ...rows });
-  return pe.encode(length, dim, { ...options, ...rows });
+/** Fails unless typed arrays a and b hold the same bytes, 16 bits at a time (what names the call). */
+function assertSameBits(a, b, what) {
+  const x = new Uint16Array(a.buffer, a.byteOffset, a.byteLength / 2);
+  const y = new Uint16Array(b.buffer, b.byteOffset, b.byteLength / 2);
+  assert.equal(y.length, x.length, what);
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) assert.fail(`${what}: half-word ${i} differs`);
 }
 
 test('random valid calls large enough to split give the same bits on 3 threads as on one', () => {
   assert.equal(instances.threads.threads, 3);
   fc.assert(
     fc.property(splitCallArb, (call) => {
-      const one = new Uint32Array(runCall(instances.simd, call).buffer);
-      const many = new Uint32Array(runCall(instances.threads, call).buffer);
-      assert.equal(many.length, one.length);
-      for (let i = 0; i < one.length; i++) {
-        if (one[i] !== many[i]) assert.fail(`${call.kind} of ${call.length} x ${call.resolved.dim}: element ${i} differs`);
-      }
+      const what = `${call.kind} of ${call.length} x ${call.resolved.dim}`;
+      assertSameBits(runCall(instances.simd, call), runCall(instances.threads, call), what);
     }),
     { seed: SEED + 2, numRuns: RUNS ? Math.ceil(RUNS / 10) : 150 },
   );
@@ -358,14 +356,7 @@ test('random RoPE calls large enough to split give the same bits on 3 threads as
     fc.property(rotaryCallArb, (call) => {
       const one = runRotary(instances.simd, call);
       const many = runRotary(instances.threads, call);
-      one.forEach((a, k) => {
-        const x = new Uint16Array(a.buffer, a.byteOffset, a.byteLength / 2);
-        const y = new Uint16Array(many[k].buffer, many[k].byteOffset, many[k].byteLength / 2);
-        assert.equal(y.length, x.length);
-        for (let i = 0; i < x.length; i++) {
-          if (x[i] !== y[i]) assert.fail(`rot.${call.fn} ${JSON.stringify(call.options)}: output ${k}, half-word ${i} differs`);
-        }
-      });
+      one.forEach((a, k) => assertSameBits(a, many[k], `rot.${call.fn} ${JSON.stringify(call.options)}: output ${k}`));
     }),
     { seed: SEED + 3, numRuns: RUNS ? Math.ceil(RUNS / 10) : 100 },
   );
